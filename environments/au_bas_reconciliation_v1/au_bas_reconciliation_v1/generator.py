@@ -1,0 +1,180 @@
+"""Procedural ledgers: one quarter of GST-inclusive sales and purchases with injected faults.
+
+The generator decides what a ledger looks like and which faults to plant; it never computes
+the answer key (that is `rules.reconcile`'s job, from the finished rows). Everything is
+drawn from the `random.Random` it is handed, so a ledger is a pure function of its seed.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import date, timedelta
+from decimal import ROUND_HALF_UP, Decimal
+from typing import NamedTuple
+
+from au_bas_reconciliation_v1.ledger import GST_FREE, INPUT_TAXED, PURCHASE, SALE, TAXABLE, Quarter, Row
+from au_bas_reconciliation_v1.rules import (
+    ABN_THRESHOLD,
+    DUPLICATE_INVOICE,
+    GST_MISCALCULATED,
+    GST_ON_GST_FREE,
+    MISSING_ABN_OVER_THRESHOLD,
+    OUTSIDE_PERIOD,
+)
+
+MIN_ROWS = 4
+YEARS = (2024, 2025, 2026)
+QUARTER_STARTS = ((1, 1), (4, 1), (7, 1), (10, 1))
+
+BUSINESSES = ("Harbourside Supplies", "Wattle & Gum Trading", "Southern Cross Studio", "Kookaburra Logistics",
+              "Banksia Health Co", "Redgum Joinery", "Coral Coast Imports", "Bluewren Consulting")
+CUSTOMERS = ("Acme Retail", "Birch Cafe", "Cobalt Mining", "Dune Surf Co", "Ember Bakery", "Fig Tree Clinic",
+             "Granite Builders", "Hopscotch Childcare", "Ironbark Farms", "Jetty Motors", "Koala Books",
+             "Lagoon Resorts")
+SUPPLIERS = ("Atlas Wholesale", "Bright Office", "Cargo Express", "Delta Finance", "Evergreen Produce",
+             "Fortress IT", "Gull Property", "Harvest Foods", "Island Freight", "Juniper Medical",
+             "Keystone Tools", "Lumen Electrical")
+
+_CENT = Decimal("0.01")
+_ELEVEN = Decimal(11)
+_TENTH = Decimal("0.1")
+_ZERO = Decimal("0.00")
+_TAXABLE = frozenset(TAXABLE)
+_THRESHOLD_CENTS = int(ABN_THRESHOLD * 100)
+
+
+class Ledger(NamedTuple):
+    business: str
+    quarter: Quarter
+    rows: list[Row]
+
+
+def _pick(rng: random.Random, options: tuple[str, ...]) -> str:
+    return options[int(rng.random() * len(options))]
+
+
+def _quarter(rng: random.Random) -> Quarter:
+    year, (month, day) = _pick(rng, YEARS), _pick(rng, QUARTER_STARTS)
+    start = date(year, month, day)
+    end = date(year + (month == 10), (month + 2) % 12 + 1, 1) - timedelta(days=1)
+    return Quarter(start, end)
+
+
+def _amount(rng: random.Random, low: int = 500, high: int = 500_000) -> Decimal:
+    """A price in [low, high] cents, log-uniform so small and large invoices both occur."""
+    return Decimal(int(low * (high / low) ** rng.random())).scaleb(-2)
+
+
+def _gst(category: str, amount: Decimal) -> Decimal:
+    if category not in _TAXABLE:
+        return _ZERO
+    return (amount / _ELEVEN).quantize(_CENT, rounding=ROUND_HALF_UP)
+
+
+def _abn(rng: random.Random) -> str:
+    digits = str(int(10**10 + rng.random() * 9 * 10**10))
+    return f"{digits[:2]} {digits[2:5]} {digits[5:8]} {digits[8:]}"
+
+
+def _clean_row(rng: random.Random, first_day: int, span: int, invoice: str, kind: str) -> Row:
+    """A fault-free row: in the quarter (`span` days from ordinal `first_day`), correct GST,
+    an ABN wherever the threshold needs one. (Hot path: draws are inlined.)"""
+    draw = rng.random
+    pool = TAXABLE if (u := draw()) < 0.75 else GST_FREE if u < 0.9 else INPUT_TAXED
+    category = pool[int(draw() * len(pool))]
+    low, high = (500, _THRESHOLD_CENTS) if kind == PURCHASE and draw() < 0.2 else (500, 500_000)
+    cents = int(low * (high / low) ** draw())
+    amount = Decimal(cents).scaleb(-2)
+    day = date.fromordinal(first_day + int(draw() * span))
+    parties = CUSTOMERS if kind == SALE else SUPPLIERS
+    counterparty = parties[int(draw() * len(parties))]
+    abn = "" if kind == SALE or (cents <= _THRESHOLD_CENTS and draw() < 0.5) else _abn(rng)
+    return Row("", day, kind, counterparty, invoice, category, amount, _gst(category, amount), abn)
+
+
+def _inject(rng: random.Random, row: Row, code: str, quarter: Quarter) -> Row:
+    """`row` changed so that `code`'s condition holds."""
+    if code == GST_MISCALCULATED:
+        category = row.category if row.category in _TAXABLE else _pick(rng, TAXABLE)
+        amount = row.amount if row.amount >= 5 else _amount(rng)
+        wrong = (amount * _TENTH).quantize(_CENT, rounding=ROUND_HALF_UP)  # 10% of the inclusive price
+        return row._replace(category=category, amount=amount, gst=wrong)
+    if code == GST_ON_GST_FREE:
+        category = _pick(rng, GST_FREE + INPUT_TAXED)
+        charged = (row.amount / _ELEVEN).quantize(_CENT, rounding=ROUND_HALF_UP)
+        return row._replace(category=category, gst=charged)
+    if code == OUTSIDE_PERIOD:
+        gap = timedelta(days=1 + int(rng.random() * 40))
+        return row._replace(date=quarter.start - gap if rng.random() < 0.5 else quarter.end + gap)
+    if code == MISSING_ABN_OVER_THRESHOLD:
+        if row.amount > ABN_THRESHOLD:
+            return row._replace(abn="")
+        amount = _amount(rng, 10_000, 300_000)
+        gst_was_right = row.gst == _gst(row.category, row.amount)
+        return row._replace(amount=amount, gst=_gst(row.category, amount) if gst_was_right else row.gst, abn="")
+    raise ValueError(f"cannot inject {code!r} into a row")
+
+
+def _codes_for(rng: random.Random, kind: str) -> list[str]:
+    """One fault (sometimes two) that a row of `kind` can carry; duplicates are planted separately."""
+    pool = [GST_MISCALCULATED, GST_ON_GST_FREE, OUTSIDE_PERIOD, DUPLICATE_INVOICE]
+    if kind == PURCHASE:
+        pool.append(MISSING_ABN_OVER_THRESHOLD)
+    first = pool[int(rng.random() * len(pool))]
+    if first != DUPLICATE_INVOICE and rng.random() < 0.15:
+        rest = [c for c in pool if c not in (first, DUPLICATE_INVOICE)]
+        second = rest[int(rng.random() * len(rest))]
+        if {first, second} != {GST_MISCALCULATED, GST_ON_GST_FREE}:
+            return [first, second]
+    return [first]
+
+
+def generate(rng: random.Random, num_rows: int, fault_rate: float) -> Ledger:
+    """A ledger of exactly `num_rows` rows; `fault_rate` is the expected share of faulty rows.
+
+    A rate of 0 plants nothing (invoice numbers are unique, so the ledger is clean); any
+    positive rate plants at least one fault.
+    """
+    if num_rows < MIN_ROWS:
+        raise ValueError(f"num_transactions must be >= {MIN_ROWS}, got {num_rows}")
+    quarter = _quarter(rng)
+    business = _pick(rng, BUSINESSES)
+    first_day = quarter.start.toordinal()
+    span = quarter.end.toordinal() - first_day + 1
+    faulty = [rng.random() < fault_rate for _ in range(num_rows)]
+    if fault_rate > 0 and not any(faulty):
+        faulty[int(rng.random() * num_rows)] = True
+    sale_number = 1000 + int(rng.random() * 8000)
+    purchase_number = 10_000 + int(rng.random() * 80_000)
+
+    rows: list[Row] = []
+    duplicates: list[int] = []  # slots that will copy an earlier row
+    for slot in range(num_rows):
+        if rng.random() < 0.55:
+            kind, sale_number = SALE, sale_number + 1
+            invoice = f"INV-{sale_number}"
+        else:
+            kind, purchase_number = PURCHASE, purchase_number + 1 + int(rng.random() * 40)
+            invoice = f"PO-{purchase_number}"
+        row = _clean_row(rng, first_day, span, invoice, kind)
+        if faulty[slot]:
+            codes = _codes_for(rng, kind)
+            if codes == [DUPLICATE_INVOICE]:
+                duplicates.append(slot)
+            else:
+                for code in codes:
+                    row = _inject(rng, row, code, quarter)
+        rows.append(row)
+
+    copies = set(duplicates)
+    originals = [slot for slot in range(num_rows) if slot not in copies]
+    for slot in duplicates:
+        if not originals:  # every slot drew a duplicate: keep this one as the original
+            originals.append(slot)
+            copies.discard(slot)
+            continue
+        source = rows[originals[int(rng.random() * len(originals))]]
+        later = min(source.date + timedelta(days=int(rng.random() * 21)), max(source.date, quarter.end))
+        rows[slot] = source._replace(date=later)
+    order = sorted(range(num_rows), key=lambda i: (rows[i].date, i in copies, i))
+    return Ledger(business, quarter, [rows[i]._replace(txn_id=f"T{n:03d}") for n, i in enumerate(order, start=1)])

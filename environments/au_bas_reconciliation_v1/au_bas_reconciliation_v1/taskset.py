@@ -1,0 +1,100 @@
+"""au-bas-reconciliation-v1: reconcile a synthetic Australian GST ledger to a corrected BAS.
+
+Task: one quarter's GST-inclusive ledger with planted bookkeeping faults; the model returns
+the corrected BAS labels G1 / 1A / 1B / net and every (transaction, fault code) pair.
+Reward: ``bas_correct`` (0.6, all four labels cent-exact) + ``fault_audit`` (0.4, F1 over
+(transaction, code) pairs; 1.0 when the ledger is clean and nothing is flagged).
+The key is re-derived by `rules.reconcile` from the ledger exactly as the prompt shows it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+import verifiers.v1 as vf
+from pydantic import field_validator
+
+from au_bas_reconciliation_v1 import generator, grading, prompt, rules
+from piv_core import task_rng
+
+DEFAULT_SEED = 20260826
+
+
+class AuBasData(vf.TaskData):
+    bas: dict[str, int]
+    """The corrected BAS in cents: G1, 1A, 1B, net."""
+    faults: dict[str, list[str]]
+    """The fault key: txn_id -> fault codes."""
+
+
+class AuBasTask(vf.Task[AuBasData, vf.State, vf.TaskConfig]):
+    def _grade(self, trace: vf.Trace) -> grading.Grade:
+        return grading.grade(trace.last_reply, self.data.bas, self.data.faults)
+
+    @vf.reward(weight=0.6)
+    async def bas_correct(self, trace: vf.Trace) -> float:
+        return self._grade(trace).bas_correct
+
+    @vf.reward(weight=0.4)
+    async def fault_audit(self, trace: vf.Trace) -> float:
+        return self._grade(trace).fault_audit
+
+    @vf.metric
+    async def audit(self, trace: vf.Trace) -> dict[str, float]:
+        return self._grade(trace).metrics
+
+    async def validate(self, runtime: vf.Runtime) -> bool:
+        """Re-derive the key from the ledger as the prompt shows it and compare."""
+        quarter, rows = prompt.read_ledger(self.data.prompt_text)
+        key = rules.reconcile(quarter, rows)
+        return (
+            self.data.system_prompt == prompt.SYSTEM_PROMPT
+            and key.labels == self.data.bas
+            and {txn: list(codes) for txn, codes in key.faults.items()} == self.data.faults
+        )
+
+
+class AuBasConfig(vf.TasksetConfig):
+    num_transactions: int = 24
+    """Rows per ledger (at least 4)."""
+    fault_rate: float = 0.25
+    """Expected share of rows with a planted fault, in [0, 1]; 0 plants none, above 0 at least one."""
+    seed: int = DEFAULT_SEED
+    """Generator seed; task i depends only on (seed, i, num_transactions, fault_rate)."""
+
+    @field_validator("num_transactions")
+    @classmethod
+    def _enough_rows(cls, value: int) -> int:
+        if value < generator.MIN_ROWS:
+            raise ValueError(f"num_transactions must be >= {generator.MIN_ROWS}, got {value}")
+        return value
+
+    @field_validator("fault_rate")
+    @classmethod
+    def _a_rate(cls, value: float) -> float:
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(f"fault_rate must be between 0.0 and 1.0, got {value}")
+        return value
+
+
+def make_task_data(config: AuBasConfig, idx: int) -> AuBasData:
+    """Task `idx` of the stream `config` describes."""
+    ledger = generator.generate(task_rng(config.seed, idx), config.num_transactions, config.fault_rate)
+    key = rules.reconcile(ledger.quarter, ledger.rows)
+    return AuBasData(
+        id=f"au-bas-{config.seed}-{idx}",
+        name=f"{ledger.business} {ledger.quarter.start:%Y-%m}",
+        system_prompt=prompt.SYSTEM_PROMPT,
+        prompt=prompt.user_prompt(ledger.business, ledger.quarter, ledger.rows),
+        bas=key.labels,
+        faults={txn: list(codes) for txn, codes in key.faults.items()},
+    )
+
+
+class AuBasTaskset(vf.Taskset[AuBasTask, AuBasConfig]):
+    INFINITE = True
+
+    def load(self) -> Iterator[AuBasTask]:
+        for idx in itertools.count():
+            yield AuBasTask(make_task_data(self.config, idx), self.config.task)

@@ -1,0 +1,158 @@
+"""The suite's commands: ``eval``, ``validate`` and ``summarize``.
+
+``eval`` and ``validate`` are vf-eval and vf-validate with three differences:
+
+- they run locally unless told otherwise: the agent (or check) runs in a host subprocess,
+  nothing is pushed, so a newcomer is never sent to a remote sandbox;
+- ``--model baseline/<policy>`` starts the environment's baseline endpoint on a free
+  loopback port and points the client at it, so the whole pipeline runs with no API key;
+- they read what the run wrote and exit non-zero when an episode errored or timed out, or
+  a validated task was invalid (verifiers exits 0 in both cases), printing one summary line.
+
+Every flag vf-eval / vf-validate accept is passed through unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tomllib
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from piv_core.endpoint import MODEL_PREFIX, running_endpoint
+from piv_core.runs import read_eval_run, read_validate_run
+
+BASELINE_KEY_VAR = "PIV_BASELINE_API_KEY"
+
+
+def _toml_files(argv: list[str]) -> list[Path]:
+    return [Path(argv[i + 1]) for i, arg in enumerate(argv[:-1]) if arg == "@"]
+
+
+def _toml_value(argv: list[str], dotted: str) -> Any:
+    """The value of `dotted` in the last ``@ file.toml`` that sets it, else None."""
+    found = None
+    for path in _toml_files(argv):
+        try:
+            node: Any = tomllib.loads(path.read_text())
+        except (OSError, tomllib.TOMLDecodeError):
+            continue
+        for part in dotted.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if node is not None:
+            found = node
+    return found
+
+
+def _flag_given(argv: list[str], *flags: str) -> bool:
+    return any(arg == flag or arg.startswith(flag + "=") or arg.startswith(flag + ".") for arg in argv for flag in flags)
+
+
+def _with_local_defaults(argv: list[str], runtime_flag: str, runtime_key: str) -> list[str]:
+    """`argv` plus a subprocess runtime when neither the command line nor a config file picks one."""
+    if not _flag_given(argv, runtime_flag) and _toml_value(argv, runtime_key) is None:
+        argv = [*argv, f"{runtime_flag}.type", "subprocess"]
+    return argv
+
+
+def _wants_help(argv: list[str]) -> bool:
+    return not argv or any(arg in ("-h", "--help") for arg in argv)
+
+
+def _parse(config_type: type, argv: list[str]) -> Any:
+    """Parse `argv` into `config_type` exactly as the verifiers command does."""
+    from pydantic_config import cli
+
+    from verifiers.v1.cli.resolve import plugin_errors
+
+    saved = sys.argv
+    try:
+        with plugin_errors():
+            sys.argv = [saved[0], *argv]
+            return cli(config_type)
+    finally:
+        sys.argv = saved
+
+
+def _eval_config(argv: list[str]) -> Any:
+    from verifiers.v1.cli.resolve import narrow_config, with_positional_taskset
+    from verifiers.v1.configs.cli.eval import EvalConfig
+
+    argv = with_positional_taskset(argv)
+    return _parse(narrow_config(EvalConfig, argv), argv)
+
+
+def _validate_config(argv: list[str]) -> Any:
+    from verifiers.v1.cli.resolve import with_positional_taskset
+    from verifiers.v1.cli.validate import _narrow
+
+    argv = with_positional_taskset(argv, flag="--taskset.id")
+    return _parse(_narrow(argv), argv)
+
+
+def eval_main(argv: list[str] | None = None) -> None:
+    from verifiers.v1.cli.eval.main import main as vf_eval
+    from verifiers.v1.cli.output import output_path
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if _wants_help(argv) or "--dry-run" in argv:
+        vf_eval(argv)
+        return
+    argv = _with_local_defaults(argv, "--env.agent.runtime", "env.agent.runtime.type")
+    if not _flag_given(argv, "--push", "--no-push") and _toml_value(argv, "push") is None:
+        argv.append("--no-push")
+    config = _eval_config(argv)
+    if not _flag_given(argv, "--run.name"):
+        argv += ["--run.name", config.run.name]
+    with ExitStack() as stack:
+        if config.model.startswith(MODEL_PREFIX):
+            base_url = stack.enter_context(running_endpoint(config.env.taskset.id))
+            argv += ["--client.base-url", base_url, "--client.api-key-var", BASELINE_KEY_VAR]
+        vf_eval(argv)
+    path = output_path(config)
+    try:
+        run = read_eval_run(path)
+    except FileNotFoundError:
+        raise SystemExit(f"eval: {path} has no traces.jsonl; the run wrote nothing") from None
+    print(f"eval: {run.one_line()} -> {path}")
+    if run.failed or not run.completed:
+        raise SystemExit(1)
+
+
+def validate_main(argv: list[str] | None = None) -> None:
+    from verifiers.v1.cli.output import output_path
+    from verifiers.v1.cli.validate import main as vf_validate
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if _wants_help(argv):
+        vf_validate(argv)
+        return
+    argv = _with_local_defaults(argv, "--runtime", "runtime.type")
+    config = _validate_config(argv)
+    if not _flag_given(argv, "--run.name"):
+        argv += ["--run.name", config.run.name]
+    vf_validate(argv)
+    run = read_validate_run(output_path(config))
+    print(f"validate: {run.one_line()} -> {run.path}")
+    if not run.ok:
+        raise SystemExit(1)
+
+
+def summarize_main(argv: list[str] | None = None) -> None:
+    from piv_core.summary import render_table, write_chart
+
+    parser = argparse.ArgumentParser(
+        prog="summarize", description="Summarize vf-eval run directories as a markdown table and a bar chart."
+    )
+    parser.add_argument("runs", nargs="+", type=Path, help="run directories (each holding traces.jsonl)")
+    parser.add_argument("--png", type=Path, default=None, help="where to write the chart (default: <first run>/../summary.png)")
+    parser.add_argument("--no-png", action="store_true", help="print the table only")
+    args = parser.parse_args(argv)
+    runs = [read_eval_run(path) for path in args.runs]
+    print(render_table(runs))
+    if not args.no_png:
+        png = args.png or args.runs[0].parent / "summary.png"
+        write_chart(runs, png)
+        print(f"\nchart: {png}")
