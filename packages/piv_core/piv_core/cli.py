@@ -116,7 +116,7 @@ def eval_main(argv: list[str] | None = None) -> None:
         run = read_eval_run(path)
     except FileNotFoundError:
         raise SystemExit(f"eval: {path} has no traces.jsonl; the run wrote nothing") from None
-    print(f"eval: {run.one_line()} -> {path}")
+    print(f"\neval: {run.one_line()} -> {path}")
     if run.failed or not run.completed:
         raise SystemExit(1)
 
@@ -135,7 +135,7 @@ def validate_main(argv: list[str] | None = None) -> None:
         argv += ["--run.name", config.run.name]
     vf_validate(argv)
     run = read_validate_run(output_path(config))
-    print(f"validate: {run.one_line()} -> {run.path}")
+    print(f"\nvalidate: {run.one_line()} -> {run.path}")
     if not run.ok:
         raise SystemExit(1)
 

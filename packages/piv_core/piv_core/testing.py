@@ -1,0 +1,60 @@
+"""Test helpers: score a reply through an environment's real `Task.score`, with no model or runtime."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, NamedTuple
+
+import verifiers.v1 as vf
+
+
+class Scored(NamedTuple):
+    rewards: dict[str, float]
+    metrics: dict[str, float]
+    reward: float
+    trace: vf.Trace
+
+
+def score_reply(task: vf.Task, reply: str | None) -> Scored:
+    """Score a single assistant `reply` (None: the model said nothing) the way a rollout would be scored."""
+    trace = vf.Trace(
+        task=vf.TraceTask(type=type(task).__name__, data=task.data),
+        agent=vf.AgentInfo(config=vf.AgentConfig()),
+        state=vf.State(),
+    )
+    if reply is not None:
+        trace.nodes.append(vf.MessageNode(message=vf.AssistantMessage(content=reply), sampled=True))
+    asyncio.run(task.score(trace))
+    rewards = {name: float(r.score) for name, r in trace.rewards.items()}
+    metrics: dict[str, Any] = dict(trace.metrics)
+    return Scored(rewards, metrics, float(trace.reward), trace)
+
+
+def run_command(command: str, *args: str, cwd: str | None = None, timeout: float = 900) -> tuple[int, str]:
+    """Run a suite command (``eval``, ``validate``, ``summarize``) as a user would; returns (exit code, output)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    executable = shutil.which(command, path=os.path.dirname(sys.executable)) or command
+    done = subprocess.run(
+        [executable, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+def run_baseline_eval(env_id: str, policy: str, output_dir: str, *args: str, num_tasks: int = 4) -> Any:
+    """Run ``eval <env_id> --model baseline/<policy>`` into `output_dir`; returns (exit code, output, EvalRun)."""
+    from piv_core.runs import read_eval_run
+
+    name = f"{env_id}--{policy}"
+    code, output = run_command(
+        "eval", env_id, "--model", f"baseline/{policy}", "-n", str(num_tasks), "--no-rich",
+        "-o", output_dir, "--run.name", name, *args,
+    )
+    try:
+        run = read_eval_run(f"{output_dir}/{name}")
+    except FileNotFoundError:
+        run = None
+    return code, output, run
