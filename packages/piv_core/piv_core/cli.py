@@ -15,6 +15,7 @@ Every flag vf-eval / vf-validate accept is passed through unchanged.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tomllib
 from contextlib import ExitStack
@@ -97,6 +98,8 @@ def eval_main(argv: list[str] | None = None) -> None:
     from verifiers.v1.cli.output import output_path
 
     argv = list(sys.argv[1:] if argv is None else argv)
+    # The harness runs as a uv script in its own environment: compile it once, import it fast every rollout.
+    os.environ.setdefault("UV_COMPILE_BYTECODE", "1")
     if _wants_help(argv) or "--dry-run" in argv:
         vf_eval(argv)
         return

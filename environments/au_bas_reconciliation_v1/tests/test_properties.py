@@ -1,0 +1,131 @@
+"""Properties over many seeds: the oracle always earns 1.0, every exploit stays at the floor,
+the parser never raises, the key survives only untampered, and tasks are identical across processes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from au_bas_reconciliation_v1.grading import grade
+from au_bas_reconciliation_v1.rules import FAULT_CODES
+from au_bas_reconciliation_v1.taskset import AuBasConfig, AuBasTask, make_task_data
+
+
+@pytest.mark.parametrize("knobs", [{}, {"num_transactions": 60, "fault_rate": 0.35}, {"fault_rate": 0.0}, {"num_transactions": 4, "fault_rate": 1.0}])
+def test_oracle_scores_one_on_many_seeds(knobs, reply_of):
+    config = AuBasConfig(**knobs)
+    for idx in range(500 if not knobs else 100):
+        task = AuBasTask(make_task_data(config, idx))
+        scores = grade(reply_of("oracle", task), task.data.bas, task.data.faults)
+        assert (scores.bas_correct, scores.fault_audit) == (1.0, 1.0), (knobs, idx)
+
+
+def test_exploit_policies_stay_at_the_floor(reply_of):
+    """Per task: no exploit earns bas_correct or a real audit. On average (the seed's 60 rows at rate 0.35),
+    blanket precision stays under 0.1 and its F1 under 0.2: precision is true pairs / (5 x rows)."""
+    config = AuBasConfig(num_transactions=60, fault_rate=0.35)
+    blanket_precision, blanket_f1 = [], []
+    for idx in range(100):
+        task = AuBasTask(make_task_data(config, idx))
+        key = task.data.bas, task.data.faults
+        column, silent, blanket, garbage = (grade(reply_of(p, task), *key) for p in ("column-sums", "silent", "blanket", "garbage"))
+        assert column.bas_correct == silent.bas_correct == 0.0, idx
+        assert column.fault_audit == silent.fault_audit == 0.0
+        assert blanket.bas_correct == 0.0 and blanket.fault_precision < 0.2 and blanket.fault_audit < 1 / 3
+        assert garbage.parsed == 0.0 and garbage.fault_audit == garbage.bas_correct == 0.0
+        blanket_precision.append(blanket.fault_precision)
+        blanket_f1.append(blanket.fault_audit)
+    assert sum(blanket_precision) / 100 < 0.1 and sum(blanket_f1) / 100 <= 0.2
+
+
+def _validate(task: AuBasTask) -> bool:
+    return asyncio.run(task.validate(runtime=None))
+
+
+def test_validate_accepts_the_key_and_rejects_any_tampering(task):
+    assert _validate(task)
+    data = task.data
+    tampered = [
+        data.model_copy(update={"bas": {**data.bas, "1A": data.bas["1A"] + 1}}),
+        data.model_copy(update={"bas": {**data.bas, "net": -data.bas["net"]}}),
+        data.model_copy(update={"faults": {**data.faults, "T001": ["gst_miscalculated"]}}),
+        data.model_copy(update={"faults": dict(list(data.faults.items())[1:])}),
+        data.model_copy(update={"prompt": data.prompt.replace(",sale,", ",purchase,", 1)}),
+        data.model_copy(update={"system_prompt": data.system_prompt.replace("82.50", "75.00")}),
+    ]
+    for bad in tampered:
+        assert not _validate(AuBasTask(bad))
+
+
+def test_validate_holds_across_configurations():
+    for knobs in ({}, {"fault_rate": 0.0}, {"num_transactions": 4}, {"num_transactions": 200, "fault_rate": 0.5}):
+        config = AuBasConfig(**knobs)
+        assert all(_validate(AuBasTask(make_task_data(config, idx))) for idx in range(20))
+
+
+_codes = st.sampled_from([*FAULT_CODES, "other", ""])
+_figure = st.one_of(
+    st.integers(-(10**25), 10**25),
+    st.decimals(allow_nan=False, allow_infinity=False).map(str),
+    st.text(max_size=12),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.none(),
+    st.booleans(),
+)
+_faults = st.one_of(
+    st.dictionaries(st.text(max_size=6), st.one_of(_codes, st.lists(_codes, max_size=4), st.integers()), max_size=6),
+    st.lists(st.text(max_size=4), max_size=3),
+    st.text(max_size=8),
+    st.none(),
+)
+_objects = st.fixed_dictionaries(
+    {}, optional={"G1": _figure, "1A": _figure, "1B": _figure, "net": _figure, "faults": _faults}
+)
+
+
+def _as_reply(obj, wrapper: int) -> str:
+    try:
+        payload = json.dumps(obj, allow_nan=True)
+    except (TypeError, ValueError):
+        payload = str(obj)
+    return [f"<answer>{payload}</answer>", f"```\n<answer>```json\n{payload}\n```</answer>", payload, f"<answer>{payload}"][wrapper]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(obj=_objects, wrapper=st.integers(0, 3))
+def test_parser_fuzz_structured(task, obj, wrapper):
+    scores = grade(_as_reply(obj, wrapper), task.data.bas, task.data.faults)
+    assert all(0.0 <= value <= 1.0 for value in scores[:6] if value is not scores.num_flagged)
+    assert scores.num_flagged >= 0 and scores.parsed in (0.0, 1.0)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(alphabet=st.sampled_from('<>answer/{}[]":,.$-0123456789eE `jsonT\n'), max_size=200))
+def test_parser_fuzz_raw_text(task, text):
+    scores = grade(text, task.data.bas, task.data.faults)
+    assert 0.0 <= scores.bas_correct <= 1.0 and 0.0 <= scores.fault_audit <= 1.0
+
+
+def _dump_tasks() -> str:
+    code = (
+        "import json;from au_bas_reconciliation_v1.taskset import AuBasConfig, AuBasTaskset;"
+        "ts=AuBasTaskset(AuBasConfig(num_transactions=40, fault_rate=0.3));"
+        "print(json.dumps([t.data.model_dump(mode='json') for _, t in zip(range(8), ts)], sort_keys=True))"
+    )
+    return code
+
+
+def test_tasks_are_byte_identical_across_processes():
+    outputs = []
+    for hash_seed in ("0", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        done = subprocess.run([sys.executable, "-c", _dump_tasks()], capture_output=True, text=True, env=env, check=True)
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1] and len(outputs[0]) > 10_000

@@ -1,0 +1,120 @@
+"""Served = local: au-bas run through verifiers' env-server pool scores exactly as in-process.
+
+The pool (`serve_env` with spawned workers, driven by `EnvClient`) is how trainers scale an
+environment across processes and machines: each worker rebuilds the environment from its
+JSON config and every task from its `TaskData` alone. Same tasks, same baseline policies,
+same rewards, whichever way they run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+
+import pytest
+
+import verifiers.v1 as vf
+from au_bas_reconciliation_v1.taskset import AuBasConfig, AuBasTaskset
+from piv_core.endpoint import running_endpoint
+from verifiers.v1.serve import EnvClient, env_config_data, serve_env
+
+pytestmark = pytest.mark.e2e
+
+ENV_ID = "au-bas-reconciliation-v1"
+POLICIES = ("oracle", "blanket", "silent", "garbage")
+
+
+def _env_config() -> vf.SingleAgentEnvConfig:
+    return vf.SingleAgentEnvConfig.model_validate(
+        {
+            "taskset": {"id": ENV_ID, "num_transactions": 30, "fault_rate": 0.35},
+            "agent": {"harness": {"id": "null"}, "runtime": {"type": "subprocess"}},
+        }
+    )
+
+
+def _tasks(count: int) -> list:
+    return [task for _, task in zip(range(count), AuBasTaskset(AuBasConfig(num_transactions=30, fault_rate=0.35)))]
+
+
+def _rewards(trace) -> dict[str, float]:
+    return {name: reward.score for name, reward in trace.rewards.items()}
+
+
+async def _served(address: str, base_url: str, tasks: list) -> dict[tuple[str, int], dict[str, float]]:
+    client = EnvClient(address)
+    await client.wait_for_server_startup(timeout=180)
+    config = vf.EvalClientConfig(base_url=base_url)
+
+    async def one(policy: str, task) -> tuple[tuple[str, int], dict[str, float]]:
+        episode = await client.run(
+            config, f"baseline/{policy}", vf.SamplingConfig(), task.data.model_dump(mode="json")
+        )
+        assert episode.ok, episode.errors
+        (trace,) = episode.traces
+        return (policy, task.data.idx), _rewards(trace)
+
+    try:
+        return dict(await asyncio.gather(*(one(p, t) for p in POLICIES for t in tasks)))
+    finally:
+        await client.close()
+
+
+async def _local(base_url: str, tasks: list) -> dict[tuple[str, int], dict[str, float]]:
+    results = {}
+    for policy in POLICIES:
+        agent_config = vf.AgentConfig.model_validate(
+            {
+                "model": f"baseline/{policy}",
+                "harness": {"id": "null"},
+                "runtime": {"type": "subprocess"},
+                "client": {"type": "eval", "base_url": base_url},
+            }
+        )
+        traces = await asyncio.gather(*(vf.Agent(agent_config).run(task) for task in tasks))
+        for task, trace in zip(tasks, traces):
+            assert trace.ok, trace.errors
+            results[(policy, task.data.idx)] = _rewards(trace)
+    return results
+
+
+def _bound_address(server, addresses, timeout: float = 180) -> str:
+    import queue
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            return addresses.get(timeout=1)
+        except queue.Empty:
+            assert server.is_alive(), f"env server exited with code {server.exitcode}"
+    raise TimeoutError("env server never reported its address")
+
+
+def test_pool_of_two_spawned_workers_scores_like_in_process(tmp_path):
+    tasks = _tasks(3)
+    context = multiprocessing.get_context("spawn")
+    addresses = context.Queue()
+    server = context.Process(
+        target=serve_env,
+        kwargs={
+            "max_workers": 2,
+            "elastic": False,
+            "address": "tcp://127.0.0.1:0",
+            "address_queue": addresses,
+            "config_data": env_config_data(_env_config()),
+        },
+    )
+    server.start()
+    try:
+        address = _bound_address(server, addresses)
+        with running_endpoint(ENV_ID) as base_url:
+            served = asyncio.run(_served(address, base_url, tasks))
+            local = asyncio.run(_local(base_url, tasks))
+    finally:
+        server.terminate()
+        server.join(timeout=30)
+    assert served == local
+    assert {served[("oracle", t.data.idx)]["bas_correct"] for t in tasks} == {1.0}
+    assert all(served[("garbage", t.data.idx)] == {"bas_correct": 0.0, "fault_audit": 0.0} for t in tasks)
+    assert len({tuple(sorted(r.items())) for r in served.values()}) > 2  # the policies really differ
