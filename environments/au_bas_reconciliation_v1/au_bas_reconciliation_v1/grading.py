@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from piv_core import json_answer, pair_scores, parse_cents
+from piv_core.fault_map import fault_pairs, read_fault_map
 
 LABELS = ("G1", "1A", "1B", "net")
 
@@ -42,17 +43,10 @@ def parse_answer(reply: str | None) -> Answer | None:
     obj: Any = json_answer(reply)
     if not isinstance(obj, dict):
         return None
-    faults = obj.get("faults")
-    if not isinstance(faults, dict):
+    pairs = read_fault_map(obj.get("faults"))
+    if pairs is None:
         return None
-    pairs = set()
-    for txn, codes in faults.items():
-        if isinstance(codes, str):
-            codes = [codes]
-        if not isinstance(codes, list) or not all(isinstance(code, str) for code in codes):
-            return None
-        pairs.update((txn.strip(), code.strip()) for code in codes)
-    return Answer({label: parse_cents(obj.get(label)) for label in LABELS}, frozenset(pairs))
+    return Answer({label: parse_cents(obj.get(label)) for label in LABELS}, pairs)
 
 
 def grade(reply: str | None, bas: dict[str, int], faults: dict[str, list[str]]) -> Grade:
@@ -61,7 +55,7 @@ def grade(reply: str | None, bas: dict[str, int], faults: dict[str, list[str]]) 
     if answer is None:
         return UNPARSED
     right = sum(answer.labels[label] == bas[label] for label in LABELS)
-    audit = pair_scores(answer.pairs, ((txn, code) for txn, codes in faults.items() for code in codes))
+    audit = pair_scores(answer.pairs, fault_pairs(faults))
     return Grade(
         bas_correct=float(right == len(LABELS)),
         fault_audit=audit.f1,

@@ -185,9 +185,12 @@ def _error(status: int, message: str) -> web.Response:
 
 
 @contextmanager
-def running_endpoint(env_id: str, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
-    """Serve `env_id`'s policies on a free loopback port in a background thread; yields the base URL."""
-    endpoint = BaselineEndpoint(load_policies(env_id))
+def running_endpoint(
+    policies: str | dict[str, Policy], host: str = "127.0.0.1", port: int = 0
+) -> Iterator[str]:
+    """Serve `policies` (or those of the environment id given) on a free loopback port in a
+    background thread; yields the base URL."""
+    endpoint = BaselineEndpoint(load_policies(policies) if isinstance(policies, str) else policies)
     loop = asyncio.new_event_loop()
     started = threading.Event()
     box: dict[str, Any] = {}
@@ -213,7 +216,7 @@ def running_endpoint(env_id: str, host: str = "127.0.0.1", port: int = 0) -> Ite
         loop.run_until_complete(box["runner"].cleanup())
         loop.close()
 
-    thread = threading.Thread(target=serve, name=f"baseline-endpoint-{env_id}", daemon=True)
+    thread = threading.Thread(target=serve, name="baseline-endpoint", daemon=True)
     thread.start()
     started.wait()
     if "error" in box:

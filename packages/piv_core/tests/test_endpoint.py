@@ -1,0 +1,90 @@
+"""The baseline endpoint speaks the OpenAI chat-completions wire, streamed and not."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from piv_core.endpoint import BaselineEndpoint, Conversation, ToolCall, running_endpoint
+
+
+def _echo(conversation: Conversation) -> str:
+    return f"<answer>{len(conversation.messages)}:{conversation.user_text}</answer>"
+
+
+def _tools(conversation: Conversation):
+    return [ToolCall("read_file", {"name": "ledger.beancount"}), ToolCall("submit")]
+
+
+def _broken(conversation: Conversation) -> str:
+    raise RuntimeError("boom")
+
+
+@pytest.fixture(scope="module")
+def base_url():
+    with running_endpoint({"echo": _echo, "tools": _tools, "broken": _broken}) as url:
+        yield url
+
+
+def _stream(base_url: str, body: dict) -> list:
+    events = []
+    with httpx.stream("POST", f"{base_url}/chat/completions", json={**body, "stream": True}, timeout=10) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        for line in response.iter_lines():
+            if line.startswith("data: "):
+                events.append(line[6:])
+    return events
+
+
+def test_streamed_text_reply_ends_with_done(base_url):
+    events = _stream(base_url, {
+        "model": "baseline/echo", "messages": [{"role": "user", "content": "hi"}],
+        "stream_options": {"include_usage": True},
+    })
+    assert events[-1] == "[DONE]"
+    chunks = [json.loads(e) for e in events[:-1]]
+    assert chunks[0]["choices"][0]["delta"] == {"role": "assistant", "content": "<answer>1:hi</answer>"}
+    assert chunks[1]["choices"][0]["finish_reason"] == "stop"
+    assert chunks[2]["usage"]["completion_tokens"] > 0
+
+
+def test_streamed_tool_calls(base_url):
+    events = _stream(base_url, {"model": "tools", "messages": [{"role": "user", "content": "go"}]})
+    delta = json.loads(events[0])["choices"][0]["delta"]
+    calls = delta["tool_calls"]
+    assert [c["function"]["name"] for c in calls] == ["read_file", "submit"]
+    assert json.loads(calls[0]["function"]["arguments"]) == {"name": "ledger.beancount"}
+    assert [c["index"] for c in calls] == [0, 1] and all(c["id"].startswith("call_") for c in calls)
+    assert json.loads(events[1])["choices"][0]["finish_reason"] == "tool_calls"
+
+
+def test_plain_json_reply_and_model_list(base_url):
+    reply = httpx.post(f"{base_url}/chat/completions", json={
+        "model": "baseline/echo", "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "q"}],
+    }).json()
+    assert reply["choices"][0]["message"]["content"] == "<answer>2:q</answer>"
+    models = httpx.get(f"{base_url}/models").json()["data"]
+    assert {m["id"] for m in models} == {"baseline/echo", "baseline/tools", "baseline/broken"}
+
+
+def test_errors_name_the_problem(base_url):
+    unknown = httpx.post(f"{base_url}/chat/completions", json={"model": "baseline/nope", "messages": []})
+    assert unknown.status_code == 404 and "baseline/echo" in unknown.json()["error"]["message"]
+    broken = httpx.post(f"{base_url}/chat/completions", json={"model": "broken", "messages": []})
+    assert broken.status_code == 500 and "boom" in broken.json()["error"]["message"]
+
+
+def test_every_environment_registers_its_policies():
+    from piv_core.endpoint import load_policies
+
+    policies = load_policies("au-bas-reconciliation-v1")
+    assert {"oracle", "column-sums", "silent", "blanket", "garbage"} <= set(policies)
+    with pytest.raises(SystemExit, match="no baseline policies"):
+        load_policies("no-such-env")
+
+
+def test_endpoint_app_is_constructible_without_serving():
+    assert BaselineEndpoint({"echo": _echo}).app is not None

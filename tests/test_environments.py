@@ -1,0 +1,48 @@
+"""Every environment id resolves the way verifiers resolves it, with its own config, harness and policies."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from pathlib import Path
+
+import pytest
+
+import verifiers.v1 as vf
+from piv_core.endpoint import env_module, load_policies
+from piv_core.harness import SingleReplyHarness
+from verifiers.v1.utils.loaders import default_harness_id, harness_class, taskset_class
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV_IDS = sorted(
+    path.name.replace("_", "-") for path in (ROOT / "environments").iterdir() if (path / "pyproject.toml").exists()
+)
+
+
+def test_the_suite_has_its_environments():
+    assert "au-bas-reconciliation-v1" in ENV_IDS
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_id_resolves_to_one_taskset_with_its_own_config(env_id):
+    taskset = taskset_class(env_id)
+    assert issubclass(taskset, vf.Taskset)
+    assert vf.taskset_config_type(env_id) is not vf.TasksetConfig
+    assert harness_class(default_harness_id(env_id)) is not None
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_env_registers_baseline_policies_including_an_oracle(env_id):
+    assert "oracle" in load_policies(env_id)
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_modules_have_docstrings(env_id):
+    package = importlib.import_module(env_module(env_id))
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        assert module.__doc__ and module.__doc__.strip(), f"{module.__name__} has no docstring"
+
+
+def test_text_environments_default_to_the_single_reply_harness():
+    assert harness_class(default_harness_id("au-bas-reconciliation-v1")) is SingleReplyHarness
