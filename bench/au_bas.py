@@ -40,7 +40,9 @@ def main() -> None:
         for name, policy in baselines.POLICIES.items()
     }
     for name, texts in replies.items():
-        seconds = per_item(lambda i, texts=texts: grading.grade(texts[i], tasks[i].bas, tasks[i].faults), len(tasks))
+        seconds = per_item(
+            lambda i, texts=texts: grading.grade(texts[i], tasks[i].bas, tasks[i].faults), len(tasks)
+        )
         print(f"| scoring one `{name}` reply (24 rows) | {seconds * 1e6:.1f} µs |")
 
 

@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from piv_core.runs import read_validate_run
 from piv_core.testing import run_baseline_eval, run_command
 
@@ -51,7 +50,9 @@ def test_eval_exploits_score_at_the_floor(baseline_runs):
 
 
 def test_eval_exits_non_zero_when_rollouts_fail(tmp_path):
-    code, output, run = run_baseline_eval("au-bas-reconciliation-v1", "no-such-policy", str(tmp_path), num_tasks=1)
+    code, output, run = run_baseline_eval(
+        "au-bas-reconciliation-v1", "no-such-policy", str(tmp_path), num_tasks=1
+    )
     assert code != 0
     assert run is not None and run.errors == 1 and run.completed == 0
     assert "1 errors" in output
@@ -63,7 +64,15 @@ def test_summarize_prints_a_table_and_writes_a_chart(baseline_runs, tmp_path):
     code, output = run_command("summarize", *dirs, "--png", str(png))
     assert code == 0, output
     table = [line for line in output.splitlines() if line.startswith("|")]
-    assert table[0].split("|")[1:8] == [" run ", " model ", " episodes ", " completed ", " errors ", " timeouts ", " reward "]
+    assert table[0].split("|")[1:8] == [
+        " run ",
+        " model ",
+        " episodes ",
+        " completed ",
+        " errors ",
+        " timeouts ",
+        " reward ",
+    ]
     assert any("baseline/oracle" in line and "1.000 ± 0.000" in line for line in table)
     assert len(table) == 2 + 3
     assert png.stat().st_size > 5_000 and png.read_bytes()[:4] == b"\x89PNG"
@@ -71,8 +80,18 @@ def test_summarize_prints_a_table_and_writes_a_chart(baseline_runs, tmp_path):
 
 def test_validate_passes_every_task_and_writes_a_summary(tmp_path):
     code, output = run_command(
-        "validate", "au-bas-reconciliation-v1", "-n", "6", "--taskset.num-transactions", "4",
-        "--rich", "False", "-o", str(tmp_path), "--run.name", "v",
+        "validate",
+        "au-bas-reconciliation-v1",
+        "-n",
+        "6",
+        "--taskset.num-transactions",
+        "4",
+        "--rich",
+        "False",
+        "-o",
+        str(tmp_path),
+        "--run.name",
+        "v",
     )
     assert code == 0, output[-3000:]
     run = read_validate_run(tmp_path / "v")

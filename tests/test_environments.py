@@ -7,7 +7,6 @@ import pkgutil
 from pathlib import Path
 
 import pytest
-
 import verifiers.v1 as vf
 from piv_core.endpoint import env_module, load_policies
 from piv_core.harness import SingleReplyHarness
@@ -15,7 +14,9 @@ from verifiers.v1.utils.loaders import default_harness_id, harness_class, taskse
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV_IDS = sorted(
-    path.name.replace("_", "-") for path in (ROOT / "environments").iterdir() if (path / "pyproject.toml").exists()
+    path.name.replace("_", "-")
+    for path in (ROOT / "environments").iterdir()
+    if (path / "pyproject.toml").exists()
 )
 
 

@@ -12,7 +12,6 @@ import asyncio
 import multiprocessing
 
 import pytest
-
 import verifiers.v1 as vf
 from au_bas_reconciliation_v1.taskset import AuBasConfig, AuBasTaskset
 from piv_core.endpoint import running_endpoint
@@ -34,7 +33,9 @@ def _env_config() -> vf.SingleAgentEnvConfig:
 
 
 def _tasks(count: int) -> list:
-    return [task for _, task in zip(range(count), AuBasTaskset(AuBasConfig(num_transactions=30, fault_rate=0.35)))]
+    return [
+        task for _, task in zip(range(count), AuBasTaskset(AuBasConfig(num_transactions=30, fault_rate=0.35)))
+    ]
 
 
 def _rewards(trace) -> dict[str, float]:

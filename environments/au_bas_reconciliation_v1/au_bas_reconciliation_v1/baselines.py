@@ -14,11 +14,12 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 
+from piv_core.endpoint import Conversation, Policy
+from piv_core.money import format_cents
+
 from au_bas_reconciliation_v1.ledger import SALE, Row
 from au_bas_reconciliation_v1.prompt import read_ledger
 from au_bas_reconciliation_v1.rules import FAULT_CODES, correct_gst, reconcile
-from piv_core.endpoint import Conversation, Policy
-from piv_core.money import format_cents
 
 
 def _reply(figures: dict[str, Decimal | int], faults: dict[str, list[str]]) -> str:
@@ -58,7 +59,9 @@ def blanket(conversation: Conversation) -> str:
 def garbage(conversation: Conversation) -> str:
     _, rows = read_ledger(conversation.user_text)
     total = sum((r.amount for r in rows), Decimal(0))
-    return f"I looked at {len(rows)} transactions totalling ${total:,} and everything seems fine. G1 is large."
+    return (
+        f"I looked at {len(rows)} transactions totalling ${total:,} and everything seems fine. G1 is large."
+    )
 
 
 POLICIES: dict[str, Policy] = {

@@ -26,14 +26,44 @@ MIN_ROWS = 4
 YEARS = (2024, 2025, 2026)
 QUARTER_STARTS = ((1, 1), (4, 1), (7, 1), (10, 1))
 
-BUSINESSES = ("Harbourside Supplies", "Wattle & Gum Trading", "Southern Cross Studio", "Kookaburra Logistics",
-              "Banksia Health Co", "Redgum Joinery", "Coral Coast Imports", "Bluewren Consulting")
-CUSTOMERS = ("Acme Retail", "Birch Cafe", "Cobalt Mining", "Dune Surf Co", "Ember Bakery", "Fig Tree Clinic",
-             "Granite Builders", "Hopscotch Childcare", "Ironbark Farms", "Jetty Motors", "Koala Books",
-             "Lagoon Resorts")
-SUPPLIERS = ("Atlas Wholesale", "Bright Office", "Cargo Express", "Delta Finance", "Evergreen Produce",
-             "Fortress IT", "Gull Property", "Harvest Foods", "Island Freight", "Juniper Medical",
-             "Keystone Tools", "Lumen Electrical")
+BUSINESSES = (
+    "Harbourside Supplies",
+    "Wattle & Gum Trading",
+    "Southern Cross Studio",
+    "Kookaburra Logistics",
+    "Banksia Health Co",
+    "Redgum Joinery",
+    "Coral Coast Imports",
+    "Bluewren Consulting",
+)
+CUSTOMERS = (
+    "Acme Retail",
+    "Birch Cafe",
+    "Cobalt Mining",
+    "Dune Surf Co",
+    "Ember Bakery",
+    "Fig Tree Clinic",
+    "Granite Builders",
+    "Hopscotch Childcare",
+    "Ironbark Farms",
+    "Jetty Motors",
+    "Koala Books",
+    "Lagoon Resorts",
+)
+SUPPLIERS = (
+    "Atlas Wholesale",
+    "Bright Office",
+    "Cargo Express",
+    "Delta Finance",
+    "Evergreen Produce",
+    "Fortress IT",
+    "Gull Property",
+    "Harvest Foods",
+    "Island Freight",
+    "Juniper Medical",
+    "Keystone Tools",
+    "Lumen Electrical",
+)
 
 _CENT = Decimal("0.01")
 _ELEVEN = Decimal(11)
@@ -111,7 +141,9 @@ def _inject(rng: random.Random, row: Row, code: str, quarter: Quarter) -> Row:
             return row._replace(abn="")
         amount = _amount(rng, 10_000, 300_000)
         gst_was_right = row.gst == _gst(row.category, row.amount)
-        return row._replace(amount=amount, gst=_gst(row.category, amount) if gst_was_right else row.gst, abn="")
+        return row._replace(
+            amount=amount, gst=_gst(row.category, amount) if gst_was_right else row.gst, abn=""
+        )
     raise ValueError(f"cannot inject {code!r} into a row")
 
 
@@ -177,4 +209,6 @@ def generate(rng: random.Random, num_rows: int, fault_rate: float) -> Ledger:
         later = min(source.date + timedelta(days=int(rng.random() * 21)), max(source.date, quarter.end))
         rows[slot] = source._replace(date=later)
     order = sorted(range(num_rows), key=lambda i: (rows[i].date, i in copies, i))
-    return Ledger(business, quarter, [rows[i]._replace(txn_id=f"T{n:03d}") for n, i in enumerate(order, start=1)])
+    return Ledger(
+        business, quarter, [rows[i]._replace(txn_id=f"T{n:03d}") for n, i in enumerate(order, start=1)]
+    )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import io
 from datetime import date
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import NamedTuple
 
 TAXABLE = (
@@ -52,7 +52,10 @@ class Quarter(NamedTuple):
         return self.start <= day <= self.end
 
     def describe(self) -> str:
-        return f"{self.start:%-d %B %Y} to {self.end:%-d %B %Y} ({self.start.isoformat()} to {self.end.isoformat()})"
+        start, end = self.start, self.end
+        return (
+            f"{start.day} {start:%B %Y} to {end.day} {end:%B %Y} ({start.isoformat()} to {end.isoformat()})"
+        )
 
 
 def to_csv(rows: list[Row]) -> str:
@@ -77,7 +80,20 @@ def from_csv(text: str) -> list[Row]:
         if len(fields) != len(COLUMNS):
             raise ValueError(f"ledger line has {len(fields)} fields, expected {len(COLUMNS)}: {fields}")
         txn_id, day, kind, counterparty, invoice, category, amount, gst, abn = fields
-        rows.append(
-            Row(txn_id, date.fromisoformat(day), kind, counterparty, invoice, category, Decimal(amount), Decimal(gst), abn)
-        )
+        try:
+            rows.append(
+                Row(
+                    txn_id,
+                    date.fromisoformat(day),
+                    kind,
+                    counterparty,
+                    invoice,
+                    category,
+                    Decimal(amount),
+                    Decimal(gst),
+                    abn,
+                )
+            )
+        except InvalidOperation:
+            raise ValueError(f"ledger line has a malformed amount: {fields}") from None
     return rows

@@ -10,15 +10,22 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Decimal
 from typing import NamedTuple
 
-from au_bas_reconciliation_v1.ledger import PURCHASE, SALE, TAXABLE, Quarter, Row
 from piv_core.money import cents_of
+
+from au_bas_reconciliation_v1.ledger import PURCHASE, SALE, TAXABLE, Quarter, Row
 
 GST_ON_GST_FREE = "gst_on_gst_free"
 GST_MISCALCULATED = "gst_miscalculated"
 DUPLICATE_INVOICE = "duplicate_invoice"
 OUTSIDE_PERIOD = "outside_period"
 MISSING_ABN_OVER_THRESHOLD = "missing_abn_over_threshold"
-FAULT_CODES = (GST_ON_GST_FREE, GST_MISCALCULATED, DUPLICATE_INVOICE, OUTSIDE_PERIOD, MISSING_ABN_OVER_THRESHOLD)
+FAULT_CODES = (
+    GST_ON_GST_FREE,
+    GST_MISCALCULATED,
+    DUPLICATE_INVOICE,
+    OUTSIDE_PERIOD,
+    MISSING_ABN_OVER_THRESHOLD,
+)
 
 ABN_THRESHOLD = Decimal("82.50")
 """A purchase priced above this (GST-inclusive) needs the supplier's ABN for an input tax credit."""

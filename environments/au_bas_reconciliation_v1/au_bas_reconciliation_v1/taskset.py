@@ -13,10 +13,10 @@ import itertools
 from collections.abc import Iterator
 
 import verifiers.v1 as vf
+from piv_core import task_rng
 from pydantic import field_validator
 
 from au_bas_reconciliation_v1 import generator, grading, prompt, rules
-from piv_core import task_rng
 
 DEFAULT_SEED = 20260826
 
@@ -46,7 +46,10 @@ class AuBasTask(vf.Task[AuBasData, vf.State, vf.TaskConfig]):
 
     async def validate(self, runtime: vf.Runtime) -> bool:
         """Re-derive the key from the ledger as the prompt shows it and compare."""
-        quarter, rows = prompt.read_ledger(self.data.prompt_text)
+        try:
+            quarter, rows = prompt.read_ledger(self.data.prompt_text)
+        except ValueError:
+            return False
         key = rules.reconcile(quarter, rows)
         return (
             self.data.system_prompt == prompt.SYSTEM_PROMPT

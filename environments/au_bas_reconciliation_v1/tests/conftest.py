@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from au_bas_reconciliation_v1.baselines import POLICIES
 from au_bas_reconciliation_v1.taskset import AuBasConfig, AuBasData, AuBasTask, make_task_data
 from piv_core.endpoint import Conversation
@@ -18,7 +17,11 @@ def _task_for(idx: int = 0, **knobs) -> AuBasTask:
 
 def _reply_of(policy: str, task: AuBasTask) -> str:
     conversation = Conversation(
-        [{"role": "system", "content": task.data.system_prompt}, {"role": "user", "content": task.data.prompt}], []
+        [
+            {"role": "system", "content": task.data.system_prompt},
+            {"role": "user", "content": task.data.prompt},
+        ],
+        [],
     )
     return POLICIES[policy](conversation)
 

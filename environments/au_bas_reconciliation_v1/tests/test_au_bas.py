@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from pydantic import ValidationError
-
 from au_bas_reconciliation_v1.rules import FAULT_CODES
 from au_bas_reconciliation_v1.taskset import AuBasConfig, AuBasTaskset
 from piv_core.money import format_cents
 from piv_core.testing import score_reply
+from pydantic import ValidationError
 
 
 def test_gold_answer_scores_full(task, answer):
@@ -37,7 +36,8 @@ def test_blanket_flagging_on_a_clean_ledger_scores_zero_while_silence_scores_one
 
 
 def test_blanket_beats_silence_on_a_ledger_with_faults(task, answer):
-    """F1 arithmetic: silence earns 0 when there are faults; blanket earns 2P/(1+P) > 0. Both stay far below gold."""
+    """F1 arithmetic: silence earns 0 when there are faults; blanket earns 2P/(1+P) > 0.
+    Both stay far below a real audit."""
     everything = {txn: list(FAULT_CODES) for txn in (f"T{n:03d}" for n in range(1, 25))}
     blanket = score_reply(task, answer(task.data, faults=everything)).rewards["fault_audit"]
     silence = score_reply(task, answer(task.data, faults={})).rewards["fault_audit"]
@@ -94,7 +94,9 @@ FIGURE_STYLES = {
 @pytest.mark.parametrize("style", sorted(FIGURE_STYLES))
 @pytest.mark.parametrize("wrapper", ["plain", "fenced", "after-a-draft"])
 def test_formatting_tolerance(task, style, wrapper):
-    figures = ", ".join(f'"{label}": {FIGURE_STYLES[style](format_cents(c))}' for label, c in task.data.bas.items())
+    figures = ", ".join(
+        f'"{label}": {FIGURE_STYLES[style](format_cents(c))}' for label, c in task.data.bas.items()
+    )
     payload = "{" + figures + f', "faults": {json.dumps(task.data.faults)}' + "}"
     reply = {
         "plain": f"<answer>{payload}</answer>",
@@ -139,7 +141,10 @@ def test_clean_quarter_has_no_faults_and_rewards_an_empty_audit(answer, task_for
         assert clean.data.faults == {}
         scored = score_reply(clean, answer(clean.data))
         assert scored.rewards == {"bas_correct": 1.0, "fault_audit": 1.0}
-        assert score_reply(clean, answer(clean.data, faults={"T001": ["outside_period"]})).rewards["fault_audit"] == 0.0
+        assert (
+            score_reply(clean, answer(clean.data, faults={"T001": ["outside_period"]})).rewards["fault_audit"]
+            == 0.0
+        )
 
 
 @pytest.mark.parametrize(

@@ -6,19 +6,27 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from au_bas_reconciliation_v1.grading import grade
 from au_bas_reconciliation_v1.rules import FAULT_CODES
 from au_bas_reconciliation_v1.taskset import AuBasConfig, AuBasTask, make_task_data
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 
-@pytest.mark.parametrize("knobs", [{}, {"num_transactions": 60, "fault_rate": 0.35}, {"fault_rate": 0.0}, {"num_transactions": 4, "fault_rate": 1.0}])
+@pytest.mark.parametrize(
+    "knobs",
+    [
+        {},
+        {"num_transactions": 60, "fault_rate": 0.35},
+        {"fault_rate": 0.0},
+        {"num_transactions": 4, "fault_rate": 1.0},
+    ],
+)
 def test_oracle_scores_one_on_many_seeds(knobs, reply_of):
     config = AuBasConfig(**knobs)
     for idx in range(500 if not knobs else 100):
@@ -35,7 +43,9 @@ def test_exploit_policies_stay_at_the_floor(reply_of):
     for idx in range(100):
         task = AuBasTask(make_task_data(config, idx))
         key = task.data.bas, task.data.faults
-        column, silent, blanket, garbage = (grade(reply_of(p, task), *key) for p in ("column-sums", "silent", "blanket", "garbage"))
+        column, silent, blanket, garbage = (
+            grade(reply_of(p, task), *key) for p in ("column-sums", "silent", "blanket", "garbage")
+        )
         assert column.bas_correct == silent.bas_correct == 0.0, idx
         assert column.fault_audit == silent.fault_audit == 0.0
         assert blanket.bas_correct == 0.0 and blanket.fault_precision < 0.2 and blanket.fault_audit < 1 / 3
@@ -59,13 +69,20 @@ def test_validate_accepts_the_key_and_rejects_any_tampering(task):
         data.model_copy(update={"faults": dict(list(data.faults.items())[1:])}),
         data.model_copy(update={"prompt": data.prompt.replace(",sale,", ",purchase,", 1)}),
         data.model_copy(update={"system_prompt": data.system_prompt.replace("82.50", "75.00")}),
+        data.model_copy(update={"prompt": re.sub(r",(\d+\.\d\d),", r",\1x,", data.prompt, count=1)}),
+        data.model_copy(update={"prompt": data.prompt.replace("```csv", "```text")}),
     ]
     for bad in tampered:
         assert not _validate(AuBasTask(bad))
 
 
 def test_validate_holds_across_configurations():
-    for knobs in ({}, {"fault_rate": 0.0}, {"num_transactions": 4}, {"num_transactions": 200, "fault_rate": 0.5}):
+    for knobs in (
+        {},
+        {"fault_rate": 0.0},
+        {"num_transactions": 4},
+        {"num_transactions": 200, "fault_rate": 0.5},
+    ):
         config = AuBasConfig(**knobs)
         assert all(_validate(AuBasTask(make_task_data(config, idx))) for idx in range(20))
 
@@ -80,7 +97,9 @@ _figure = st.one_of(
     st.booleans(),
 )
 _faults = st.one_of(
-    st.dictionaries(st.text(max_size=6), st.one_of(_codes, st.lists(_codes, max_size=4), st.integers()), max_size=6),
+    st.dictionaries(
+        st.text(max_size=6), st.one_of(_codes, st.lists(_codes, max_size=4), st.integers()), max_size=6
+    ),
     st.lists(st.text(max_size=4), max_size=3),
     st.text(max_size=8),
     st.none(),
@@ -95,7 +114,12 @@ def _as_reply(obj, wrapper: int) -> str:
         payload = json.dumps(obj, allow_nan=True)
     except (TypeError, ValueError):
         payload = str(obj)
-    return [f"<answer>{payload}</answer>", f"```\n<answer>```json\n{payload}\n```</answer>", payload, f"<answer>{payload}"][wrapper]
+    return [
+        f"<answer>{payload}</answer>",
+        f"```\n<answer>```json\n{payload}\n```</answer>",
+        payload,
+        f"<answer>{payload}",
+    ][wrapper]
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -113,19 +137,23 @@ def test_parser_fuzz_raw_text(task, text):
     assert 0.0 <= scores.bas_correct <= 1.0 and 0.0 <= scores.fault_audit <= 1.0
 
 
-def _dump_tasks() -> str:
-    code = (
-        "import json;from au_bas_reconciliation_v1.taskset import AuBasConfig, AuBasTaskset;"
-        "ts=AuBasTaskset(AuBasConfig(num_transactions=40, fault_rate=0.3));"
-        "print(json.dumps([t.data.model_dump(mode='json') for _, t in zip(range(8), ts)], sort_keys=True))"
-    )
-    return code
+DUMP_TASKS = (
+    "import json;from au_bas_reconciliation_v1.taskset import AuBasConfig, AuBasTaskset;"
+    "ts=AuBasTaskset(AuBasConfig(num_transactions=40, fault_rate=0.3));"
+    "print(json.dumps([t.data.model_dump(mode='json') for _, t in zip(range(8), ts)], sort_keys=True))"
+)
 
 
 def test_tasks_are_byte_identical_across_processes():
-    outputs = []
-    for hash_seed in ("0", "12345"):
-        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-        done = subprocess.run([sys.executable, "-c", _dump_tasks()], capture_output=True, text=True, env=env, check=True)
-        outputs.append(done.stdout)
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", DUMP_TASKS],
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": hash_seed},
+        )
+        for hash_seed in ("0", "12345")
+    ]
+    outputs = [process.communicate(timeout=300)[0] for process in processes]
+    assert all(process.returncode == 0 for process in processes)
     assert outputs[0] == outputs[1] and len(outputs[0]) > 10_000

@@ -48,7 +48,11 @@ def _toml_value(argv: list[str], dotted: str) -> Any:
 
 
 def _flag_given(argv: list[str], *flags: str) -> bool:
-    return any(arg == flag or arg.startswith(flag + "=") or arg.startswith(flag + ".") for arg in argv for flag in flags)
+    return any(
+        arg == flag or arg.startswith(flag + "=") or arg.startswith(flag + ".")
+        for arg in argv
+        for flag in flags
+    )
 
 
 def _with_local_defaults(argv: list[str], runtime_flag: str, runtime_key: str) -> list[str]:
@@ -65,7 +69,6 @@ def _wants_help(argv: list[str]) -> bool:
 def _parse(config_type: type, argv: list[str]) -> Any:
     """Parse `argv` into `config_type` exactly as the verifiers command does."""
     from pydantic_config import cli
-
     from verifiers.v1.cli.resolve import plugin_errors
 
     saved = sys.argv
@@ -150,7 +153,12 @@ def summarize_main(argv: list[str] | None = None) -> None:
         prog="summarize", description="Summarize vf-eval run directories as a markdown table and a bar chart."
     )
     parser.add_argument("runs", nargs="+", type=Path, help="run directories (each holding traces.jsonl)")
-    parser.add_argument("--png", type=Path, default=None, help="where to write the chart (default: <first run>/../summary.png)")
+    parser.add_argument(
+        "--png",
+        type=Path,
+        default=None,
+        help="where to write the chart (default: <first run>/../summary.png)",
+    )
     parser.add_argument("--no-png", action="store_true", help="print the table only")
     args = parser.parse_args(argv)
     runs = [read_eval_run(path) for path in args.runs]

@@ -135,7 +135,9 @@ class BaselineEndpoint:
         self.app.router.add_get("/models", self.models)
 
     async def models(self, request: web.Request) -> web.Response:
-        data = [{"id": MODEL_PREFIX + name, "object": "model", "owned_by": "baseline"} for name in self.policies]
+        data = [
+            {"id": MODEL_PREFIX + name, "object": "model", "owned_by": "baseline"} for name in self.policies
+        ]
         return web.json_response({"object": "list", "data": data})
 
     async def chat(self, request: web.Request) -> web.StreamResponse:
@@ -164,14 +166,20 @@ class BaselineEndpoint:
         head = {"id": ident, "created": created, "model": model}
         if not body.get("stream"):
             choice = {"index": 0, "message": message, "finish_reason": finish}
-            return web.json_response({**head, "object": "chat.completion", "choices": [choice], "usage": usage})
-        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+            return web.json_response(
+                {**head, "object": "chat.completion", "choices": [choice], "usage": usage}
+            )
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
         await response.prepare(request)
         chunk = {**head, "object": "chat.completion.chunk"}
         delta: dict[str, Any] = {"role": "assistant", "content": message.get("content") or ""}
         if "tool_calls" in message:
             delta["tool_calls"] = [{"index": i, **call} for i, call in enumerate(message["tool_calls"])]
-        await response.write(_sse({**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}))
+        await response.write(
+            _sse({**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+        )
         await response.write(_sse({**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}))
         if (body.get("stream_options") or {}).get("include_usage"):
             await response.write(_sse({**chunk, "choices": [], "usage": usage}))
@@ -235,7 +243,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8765)
     args = parser.parse_args(argv)
     endpoint = BaselineEndpoint(load_policies(args.env))
-    print(f"serving {', '.join(MODEL_PREFIX + p for p in endpoint.policies)} on http://{args.host}:{args.port}/v1")
+    print(
+        f"serving {', '.join(MODEL_PREFIX + p for p in endpoint.policies)} on http://{args.host}:{args.port}/v1"
+    )
     web.run_app(endpoint.app, host=args.host, port=args.port, print=None, access_log=None)
 
 

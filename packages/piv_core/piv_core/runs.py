@@ -63,7 +63,10 @@ class EvalRun:
     def totals(self) -> list[float]:
         """Each trace's weighted reward."""
         return [
-            sum(float(r.get("score") or 0.0) * float(r.get("weight", 1.0)) for r in (t.get("rewards") or {}).values())
+            sum(
+                float(r.get("score") or 0.0) * float(r.get("weight", 1.0))
+                for r in (t.get("rewards") or {}).values()
+            )
             for t in self.traces
             if t.get("rewards")
         ]
@@ -125,4 +128,3 @@ class ValidateRun:
 def read_validate_run(path: str | Path) -> ValidateRun:
     path = Path(path)
     return ValidateRun(path, json.loads((path / SUMMARY_FILE).read_text()))
-

@@ -30,7 +30,14 @@ def render_table(runs: list[EvalRun]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for run in runs:
         reward_scores, metric_scores = run.scores("rewards"), run.scores("metrics")
-        cells = [run.name, run.model or "–", str(run.episodes), str(run.completed), str(run.errors), str(run.timeouts)]
+        cells = [
+            run.name,
+            run.model or "–",
+            str(run.episodes),
+            str(run.completed),
+            str(run.errors),
+            str(run.timeouts),
+        ]
         cells.append(_cell(run.totals()))
         cells += [_cell(reward_scores.get(name, [])) for name in rewards]
         cells += [_cell(metric_scores.get(name, [])) for name in metrics]

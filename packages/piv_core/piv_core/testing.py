@@ -31,7 +31,9 @@ def score_reply(task: vf.Task, reply: str | None) -> Scored:
 
 
 def run_command(command: str, *args: str, cwd: str | None = None, timeout: float = 900) -> tuple[int, str]:
-    """Run a suite command (``eval``, ``validate``, ``summarize``) as a user would; returns (exit code, output)."""
+    """Run a suite command (``eval``, ``validate``, ``summarize``) as a user would.
+
+    Returns (exit code, combined output)."""
     import os
     import shutil
     import subprocess
@@ -39,19 +41,36 @@ def run_command(command: str, *args: str, cwd: str | None = None, timeout: float
 
     executable = shutil.which(command, path=os.path.dirname(sys.executable)) or command
     done = subprocess.run(
-        [executable, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+        [executable, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
     )
     return done.returncode, done.stdout + done.stderr
 
 
 def run_baseline_eval(env_id: str, policy: str, output_dir: str, *args: str, num_tasks: int = 4) -> Any:
-    """Run ``eval <env_id> --model baseline/<policy>`` into `output_dir`; returns (exit code, output, EvalRun)."""
+    """Run ``eval <env_id> --model baseline/<policy>`` into `output_dir`.
+
+    Returns (exit code, output, EvalRun or None when the run wrote no traces)."""
     from piv_core.runs import read_eval_run
 
     name = f"{env_id}--{policy}"
     code, output = run_command(
-        "eval", env_id, "--model", f"baseline/{policy}", "-n", str(num_tasks), "--no-rich",
-        "-o", output_dir, "--run.name", name, *args,
+        "eval",
+        env_id,
+        "--model",
+        f"baseline/{policy}",
+        "-n",
+        str(num_tasks),
+        "--no-rich",
+        "-o",
+        output_dir,
+        "--run.name",
+        name,
+        *args,
     )
     try:
         run = read_eval_run(f"{output_dir}/{name}")

@@ -8,7 +8,6 @@ from decimal import Decimal
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from piv_core import format_cents, json_answer, last_answer_block, pair_scores, parse_cents, task_rng
 
 
@@ -18,7 +17,7 @@ from piv_core import format_cents, json_answer, last_answer_block, pair_scores, 
         ("<answer>42</answer>", "42"),
         ("<answer>1</answer> then <answer> 2 </answer>", "2"),
         ("<ANSWER>x</ANSWER>", "x"),
-        ("<answer>\n```json\n{\"a\": 1}\n```\n</answer>", '{"a": 1}'),
+        ('<answer>\n```json\n{"a": 1}\n```\n</answer>', '{"a": 1}'),
         ("<answer>```\n[1]\n```</answer>", "[1]"),
         ("no block", None),
         ("<answer>unterminated", None),
@@ -40,10 +39,27 @@ def test_json_answer_reads_decimals_exactly_and_rejects_non_finite():
 @pytest.mark.parametrize(
     ("value", "cents"),
     [
-        ("1,234.50", 123450), (1234, 123400), (Decimal("1234.5"), 123450), ("$1234.50", 123450),
-        ("-$12.00", -1200), ("$-12", -1200), (" 7 ", 700), (".5", 50), ("5.", 500), ("0", 0),
-        ("12.345", None), ("-$-1", None), ("abc", None), ("", None), ("1e3", None), ("NaN", None),
-        (Decimal("1e400"), None), (Decimal("1e-999999999"), None), (True, None), (1.5, None), (None, None),
+        ("1,234.50", 123450),
+        (1234, 123400),
+        (Decimal("1234.5"), 123450),
+        ("$1234.50", 123450),
+        ("-$12.00", -1200),
+        ("$-12", -1200),
+        (" 7 ", 700),
+        (".5", 50),
+        ("5.", 500),
+        ("0", 0),
+        ("12.345", None),
+        ("-$-1", None),
+        ("abc", None),
+        ("", None),
+        ("1e3", None),
+        ("NaN", None),
+        (Decimal("1e400"), None),
+        (Decimal("1e-999999999"), None),
+        (True, None),
+        (1.5, None),
+        (None, None),
     ],
 )
 def test_parse_cents(value, cents):

@@ -13,12 +13,20 @@ def test_local_runtime_is_added_only_when_nothing_picks_one(tmp_path):
     config = tmp_path / "run.toml"
     config.write_text('[env.agent.runtime]\ntype = "docker"\n')
     assert _with_local_defaults(["x"], "--env.agent.runtime", "env.agent.runtime.type")[-2:] == [
-        "--env.agent.runtime.type", "subprocess",
+        "--env.agent.runtime.type",
+        "subprocess",
     ]
-    assert _with_local_defaults(["x", "--env.agent.runtime.type", "prime"], "--env.agent.runtime", "env.agent.runtime.type") == [
-        "x", "--env.agent.runtime.type", "prime",
+    assert _with_local_defaults(
+        ["x", "--env.agent.runtime.type", "prime"], "--env.agent.runtime", "env.agent.runtime.type"
+    ) == [
+        "x",
+        "--env.agent.runtime.type",
+        "prime",
     ]
-    assert _with_local_defaults(["@", str(config)], "--env.agent.runtime", "env.agent.runtime.type") == ["@", str(config)]
+    assert _with_local_defaults(["@", str(config)], "--env.agent.runtime", "env.agent.runtime.type") == [
+        "@",
+        str(config),
+    ]
     assert _toml_value(["@", str(config)], "env.agent.runtime.type") == "docker"
     assert _toml_value(["@", str(tmp_path / "missing.toml")], "model") is None
     assert _flag_given(["--run.name=x"], "--run.name") and not _flag_given(["--run"], "--run.name")
@@ -31,8 +39,12 @@ def _episode(ok=True, timeout=False, rewards=None, metrics=None):
 
 def test_read_eval_run_counts_outcomes_and_weights_rewards(tmp_path):
     episodes = [
-        _episode(rewards={"a": {"score": 1.0, "weight": 0.6}, "b": {"score": 0.5, "weight": 0.4}}, metrics={"m": 2}),
-        _episode(rewards={"a": {"score": 0.0, "weight": 0.6}, "b": {"score": 1.0, "weight": 0.4}}, metrics={"m": 4}),
+        _episode(
+            rewards={"a": {"score": 1.0, "weight": 0.6}, "b": {"score": 0.5, "weight": 0.4}}, metrics={"m": 2}
+        ),
+        _episode(
+            rewards={"a": {"score": 0.0, "weight": 0.6}, "b": {"score": 1.0, "weight": 0.4}}, metrics={"m": 4}
+        ),
         _episode(ok=False),
         _episode(ok=False, timeout=True),
     ]

@@ -6,7 +6,6 @@ import json
 
 import httpx
 import pytest
-
 from piv_core.endpoint import BaselineEndpoint, Conversation, ToolCall, running_endpoint
 
 
@@ -30,7 +29,9 @@ def base_url():
 
 def _stream(base_url: str, body: dict) -> list:
     events = []
-    with httpx.stream("POST", f"{base_url}/chat/completions", json={**body, "stream": True}, timeout=10) as response:
+    with httpx.stream(
+        "POST", f"{base_url}/chat/completions", json={**body, "stream": True}, timeout=10
+    ) as response:
         assert response.status_code == 200
         assert response.headers["content-type"].startswith("text/event-stream")
         for line in response.iter_lines():
@@ -40,10 +41,14 @@ def _stream(base_url: str, body: dict) -> list:
 
 
 def test_streamed_text_reply_ends_with_done(base_url):
-    events = _stream(base_url, {
-        "model": "baseline/echo", "messages": [{"role": "user", "content": "hi"}],
-        "stream_options": {"include_usage": True},
-    })
+    events = _stream(
+        base_url,
+        {
+            "model": "baseline/echo",
+            "messages": [{"role": "user", "content": "hi"}],
+            "stream_options": {"include_usage": True},
+        },
+    )
     assert events[-1] == "[DONE]"
     chunks = [json.loads(e) for e in events[:-1]]
     assert chunks[0]["choices"][0]["delta"] == {"role": "assistant", "content": "<answer>1:hi</answer>"}
@@ -62,9 +67,13 @@ def test_streamed_tool_calls(base_url):
 
 
 def test_plain_json_reply_and_model_list(base_url):
-    reply = httpx.post(f"{base_url}/chat/completions", json={
-        "model": "baseline/echo", "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "q"}],
-    }).json()
+    reply = httpx.post(
+        f"{base_url}/chat/completions",
+        json={
+            "model": "baseline/echo",
+            "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "q"}],
+        },
+    ).json()
     assert reply["choices"][0]["message"]["content"] == "<answer>2:q</answer>"
     models = httpx.get(f"{base_url}/models").json()["data"]
     assert {m["id"] for m in models} == {"baseline/echo", "baseline/tools", "baseline/broken"}
