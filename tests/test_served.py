@@ -9,13 +9,13 @@ same rewards, whichever way they run.
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
 
 import pytest
 import verifiers.v1 as vf
 from au_bas_reconciliation_v1.taskset import AuBasConfig, AuBasTaskset
 from piv_core.endpoint import running_endpoint
-from verifiers.v1.serve import EnvClient, env_config_data, serve_env
+from piv_core.serving import env_server_pool
+from verifiers.v1.serve import EnvClient
 
 pytestmark = pytest.mark.e2e
 
@@ -79,42 +79,11 @@ async def _local(base_url: str, tasks: list) -> dict[tuple[str, int], dict[str, 
     return results
 
 
-def _bound_address(server, addresses, timeout: float = 180) -> str:
-    import queue
-    import time
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            return addresses.get(timeout=1)
-        except queue.Empty:
-            assert server.is_alive(), f"env server exited with code {server.exitcode}"
-    raise TimeoutError("env server never reported its address")
-
-
-def test_pool_of_two_spawned_workers_scores_like_in_process(tmp_path):
+def test_pool_of_two_spawned_workers_scores_like_in_process():
     tasks = _tasks(3)
-    context = multiprocessing.get_context("spawn")
-    addresses = context.Queue()
-    server = context.Process(
-        target=serve_env,
-        kwargs={
-            "max_workers": 2,
-            "elastic": False,
-            "address": "tcp://127.0.0.1:0",
-            "address_queue": addresses,
-            "config_data": env_config_data(_env_config()),
-        },
-    )
-    server.start()
-    try:
-        address = _bound_address(server, addresses)
-        with running_endpoint(ENV_ID) as base_url:
-            served = asyncio.run(_served(address, base_url, tasks))
-            local = asyncio.run(_local(base_url, tasks))
-    finally:
-        server.terminate()
-        server.join(timeout=30)
+    with env_server_pool(_env_config(), workers=2) as address, running_endpoint(ENV_ID) as base_url:
+        served = asyncio.run(_served(address, base_url, tasks))
+        local = asyncio.run(_local(base_url, tasks))
     assert served == local
     assert {served[("oracle", t.data.idx)]["bas_correct"] for t in tasks} == {1.0}
     assert all(served[("garbage", t.data.idx)] == {"bas_correct": 0.0, "fault_audit": 0.0} for t in tasks)
