@@ -1,0 +1,210 @@
+"""Procedural ledgers: one quarter of sales and purchases for a Lone Pine business, with planted faults.
+
+The generator decides what the books look like and which faults to plant; it never computes
+the return or the fault key (`rules.reconcile` does, from the finished rows). It borrows the
+rate table and the per-line rounding from `rules` only to write the tax column the books
+record. Every draw comes from the `random.Random` it is handed, so a ledger is a pure function
+of its seed.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from datetime import date, timedelta
+from decimal import Decimal
+from typing import NamedTuple, TypeVar
+
+from us_sut_reconciliation_v1.ledger import EXEMPT, PURCHASE, SALE, TAXABLE, Quarter, Row
+from us_sut_reconciliation_v1.rules import (
+    CERT_THRESHOLD,
+    DUPLICATE_INVOICE,
+    LOCAL_RATES,
+    MISSING_EXEMPTION_CERT,
+    NEXUS_MISALLOCATION,
+    OUTSIDE_PERIOD,
+    STATE_RATE,
+    TAX_MISCALCULATED,
+    TAX_ON_EXEMPT_ITEM,
+    combined_rate,
+    tax_at,
+)
+
+MIN_ROWS = 5
+YEARS = (2023, 2024, 2025, 2026)
+BUSINESSES = (
+    "Summit Outfitters",
+    "Cedar & Stone Home",
+    "Granite Peak Electronics",
+    "Juniper Market",
+    "Ridgeline Office Supply",
+    "Bearpaw Medical Supply",
+    "Copper Kettle Catering",
+    "Silverline Software",
+)
+ZIPS = tuple(LOCAL_RATES)
+BUSINESS_ZIPS = tuple(z for z, (_, local) in LOCAL_RATES.items() if local > 0)
+"""A business sits where a local rate applies, so an origin-rate tax never equals a state-only one."""
+
+PURCHASE_CODES = (OUTSIDE_PERIOD, MISSING_EXEMPTION_CERT, DUPLICATE_INVOICE)
+SALE_CODES = (TAX_ON_EXEMPT_ITEM, TAX_MISCALCULATED, NEXUS_MISALLOCATION, *PURCHASE_CODES)
+
+_ZERO = Decimal("0.00")
+_ONE = Decimal(1)
+_HUNDRED = Decimal(100)
+_THRESHOLD_CENTS = int(CERT_THRESHOLD * 100)
+
+T = TypeVar("T")
+
+
+class Ledger(NamedTuple):
+    business: str
+    business_zip: str
+    quarter: Quarter
+    rows: list[Row]
+
+
+def _pick(rng: random.Random, options: Sequence[T]) -> T:
+    return options[int(rng.random() * len(options))]
+
+
+def _gross(rng: random.Random, low: int = 500, high: int = 600_000) -> Decimal:
+    """A pre-tax price in [low, high] cents, log-uniform so small and large invoices both occur."""
+    return Decimal(int(low * (high / low) ** rng.random())).scaleb(-2)
+
+
+def _cert(rng: random.Random) -> str:
+    return f"RC-{100_000 + int(rng.random() * 900_000)}"
+
+
+def _clean_row(rng: random.Random, day: date, invoice: str, kind: str, business_zip: str) -> Row:
+    """A fault-free row: correct tax, a certificate wherever the threshold asks for one."""
+    draw = rng.random
+    exempt_category = draw() < (0.25 if kind == SALE else 0.15)
+    category = _pick(rng, EXEMPT if exempt_category else TAXABLE)
+    gross = _gross(rng)
+    zip_code = business_zip if kind == PURCHASE or draw() < 0.3 else _pick(rng, ZIPS)
+    claimed, cert = draw() < (0.08 if exempt_category else 0.15), ""
+    if claimed and (gross > CERT_THRESHOLD or draw() < 0.5):
+        cert = _cert(rng)
+    if exempt_category or claimed:
+        tax = _ZERO
+    elif kind == SALE:
+        tax = tax_at(gross, combined_rate(zip_code))
+    else:  # an in-state vendor charges tax; a remote one charges none and use tax falls due
+        tax = tax_at(gross, combined_rate(zip_code)) if draw() < 0.55 else _ZERO
+    return Row("", invoice, day, kind, category, gross, tax, zip_code, claimed, cert)
+
+
+def _keying_error(rng: random.Random, amount: Decimal) -> Decimal:
+    """`amount` with two adjacent digits swapped, or one digit mistyped."""
+    text = f"{amount:.2f}"
+    swaps = [i for i in range(len(text) - 1) if (text[i] + text[i + 1]).isdigit() and text[i] != text[i + 1]]
+    if swaps and rng.random() < 0.5:
+        i = _pick(rng, swaps)
+        return Decimal(text[:i] + text[i + 1] + text[i] + text[i + 2 :])
+    i = _pick(rng, [i for i, ch in enumerate(text) if ch.isdigit()])
+    digit = (int(text[i]) + 1 + int(rng.random() * 9)) % 10
+    return Decimal(text[:i] + str(digit) + text[i + 1 :])
+
+
+def _miscalculated(rng: random.Random, gross: Decimal, zip_code: str) -> Decimal:
+    """A wrong tax the way books get it wrong: local rate left out, tax extracted from a price
+    treated as tax-inclusive, or a keying slip."""
+    rate = combined_rate(zip_code)
+    right = tax_at(gross, rate)
+    how = int(rng.random() * 3)
+    if how == 0:
+        wrong = tax_at(gross, STATE_RATE)
+    elif how == 1:  # g·r/(1+r): the rate applied as if the tax were already inside the price
+        wrong = tax_at(gross, rate / (_ONE + rate / _HUNDRED))
+    else:
+        wrong = _keying_error(rng, right)
+    return wrong if wrong != right else _keying_error(rng, right)
+
+
+def _inject(rng: random.Random, row: Row, code: str, quarter: Quarter, business_zip: str) -> Row:
+    """`row` changed so that `code`'s condition holds."""
+    if code == OUTSIDE_PERIOD:
+        gap = timedelta(days=1 + int(rng.random() * 45))
+        return row._replace(date=quarter.start - gap if rng.random() < 0.5 else quarter.end + gap)
+    if code == MISSING_EXEMPTION_CERT:
+        category = row.category if row.category in TAXABLE else _pick(rng, TAXABLE)
+        gross = row.gross if row.gross > CERT_THRESHOLD else _gross(rng, _THRESHOLD_CENTS + 2_500, 600_000)
+        return row._replace(category=category, gross=gross, tax=_ZERO, claimed=True, cert="")
+    gross = row.gross if row.gross >= 20 else _gross(rng, 2_000)
+    if code == TAX_ON_EXEMPT_ITEM:
+        if rng.random() < 0.75:  # an exempt category taxed anyway
+            row = row._replace(category=_pick(rng, EXEMPT), claimed=False, cert="")
+        else:  # a certified resale taxed anyway
+            row = row._replace(category=_pick(rng, TAXABLE), claimed=True, cert=_cert(rng))
+        return row._replace(gross=gross, tax=tax_at(gross, combined_rate(row.zip)))
+    row = row._replace(category=_pick(rng, TAXABLE), gross=gross, claimed=False, cert="")
+    if code == TAX_MISCALCULATED:
+        return row._replace(tax=_miscalculated(rng, gross, row.zip))
+    if code == NEXUS_MISALLOCATION:
+        origin = combined_rate(business_zip)
+        elsewhere = [z for z in ZIPS if combined_rate(z) != origin]
+        return row._replace(zip=_pick(rng, elsewhere), tax=tax_at(gross, origin))
+    raise ValueError(f"cannot inject {code!r} into a row")
+
+
+def _codes_for(rng: random.Random, kind: str) -> list[str]:
+    """One fault a row of `kind` can carry, sometimes dated outside the quarter as well."""
+    first = _pick(rng, SALE_CODES if kind == SALE else PURCHASE_CODES)
+    if first not in (OUTSIDE_PERIOD, DUPLICATE_INVOICE) and rng.random() < 0.15:
+        return [first, OUTSIDE_PERIOD]
+    return [first]
+
+
+def generate(rng: random.Random, num_rows: int, fault_rate: float) -> Ledger:
+    """A ledger of exactly `num_rows` rows; `fault_rate` is the expected share of faulty rows.
+
+    A rate of 0 plants nothing (invoice numbers are unique, so the quarter is clean); any
+    positive rate plants at least one fault.
+    """
+    if num_rows < MIN_ROWS:
+        raise ValueError(f"num_rows must be >= {MIN_ROWS}, got {num_rows}")
+    quarter = Quarter(_pick(rng, YEARS), 1 + int(rng.random() * 4))
+    business, business_zip = _pick(rng, BUSINESSES), _pick(rng, BUSINESS_ZIPS)
+    first_day = quarter.start.toordinal()
+    span = quarter.end.toordinal() - first_day + 1
+    faulty = [rng.random() < fault_rate for _ in range(num_rows)]
+    if fault_rate > 0 and not any(faulty):
+        faulty[int(rng.random() * num_rows)] = True
+    sale_number = 1000 + int(rng.random() * 8000)
+    purchase_number = 10_000 + int(rng.random() * 80_000)
+
+    rows: list[Row] = []
+    copies: list[int] = []  # slots that will repeat an earlier row's invoice
+    for slot in range(num_rows):
+        if rng.random() < 0.6:
+            kind, sale_number = SALE, sale_number + 1
+            invoice = f"INV-{sale_number}"
+        else:
+            kind, purchase_number = PURCHASE, purchase_number + 1 + int(rng.random() * 40)
+            invoice = f"PO-{purchase_number}"
+        day = date.fromordinal(first_day + int(rng.random() * span))
+        row = _clean_row(rng, day, invoice, kind, business_zip)
+        if faulty[slot]:
+            codes = _codes_for(rng, kind)
+            if codes == [DUPLICATE_INVOICE]:
+                copies.append(slot)
+            for code in codes:
+                if code != DUPLICATE_INVOICE:
+                    row = _inject(rng, row, code, quarter, business_zip)
+        rows.append(row)
+
+    repeated = set(copies)
+    originals = [slot for slot in range(num_rows) if slot not in repeated]
+    for slot in copies:
+        if not originals:  # every slot drew a duplicate: this one stays an original
+            originals.append(slot)
+            repeated.discard(slot)
+            continue
+        source = rows[_pick(rng, originals)]
+        later = min(source.date + timedelta(days=int(rng.random() * 21)), max(source.date, quarter.end))
+        rows[slot] = source._replace(date=later)
+    order = sorted(range(num_rows), key=lambda i: (rows[i].date, i in repeated, i))
+    numbered = [rows[i]._replace(txn_id=f"txn_{n:03d}") for n, i in enumerate(order, start=1)]
+    return Ledger(business, business_zip, quarter, numbered)

@@ -1,0 +1,156 @@
+"""The authority: the State of Lone Pine rulebook, re-deriving the return and the fault key.
+
+The jurisdiction is illustrative: a 6.25% state rate plus a local rate for each ZIP in
+`LOCAL_RATES`; the rates are stylized, not anyone's current law. `reconcile()` reads only
+what the model is shown (the quarter, the business ZIP and the rows) and never what the
+generator meant to plant. The prompt states every rule here in words.
+"""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
+from typing import NamedTuple
+
+from piv_core.money import cents_of
+
+from us_sut_reconciliation_v1.ledger import EXEMPT, SALE, TAXABLE, Quarter, Row
+
+TAX_ON_EXEMPT_ITEM = "tax_on_exempt_item"
+TAX_MISCALCULATED = "tax_miscalculated"
+DUPLICATE_INVOICE = "duplicate_invoice"
+OUTSIDE_PERIOD = "outside_period"
+MISSING_EXEMPTION_CERT = "missing_exemption_cert"
+NEXUS_MISALLOCATION = "nexus_misallocation"
+FAULT_CODES = (
+    TAX_ON_EXEMPT_ITEM,
+    TAX_MISCALCULATED,
+    DUPLICATE_INVOICE,
+    OUTSIDE_PERIOD,
+    MISSING_EXEMPTION_CERT,
+    NEXUS_MISALLOCATION,
+)
+
+STATE_RATE = Decimal("6.25")
+"""Percent, charged everywhere in the state."""
+LOCAL_RATES: dict[str, tuple[str, Decimal]] = {
+    "88001": ("Lone Pine Central", Decimal("2.000")),
+    "88005": ("Lone Pine Eastgate", Decimal("1.750")),
+    "88011": ("Cedar Flats", Decimal("1.500")),
+    "88017": ("Granite Springs", Decimal("2.250")),
+    "88023": ("Willow Bend", Decimal("1.000")),
+    "88029": ("Copper Ridge", Decimal("2.500")),
+    "88034": ("Aspen Hollow", Decimal("0.500")),
+    "88040": ("Bear Creek", Decimal("1.250")),
+    "88046": ("Silver Lake", Decimal("2.125")),
+    "88052": ("Redrock Junction", Decimal("0.875")),
+    "88058": ("Pine Hollow", Decimal("1.375")),
+    "88063": ("Elk Meadow (unincorporated)", Decimal("0.000")),
+    "88070": ("Fox Run", Decimal("2.750")),
+    "88077": ("Juniper Mesa", Decimal("1.625")),
+}
+"""ZIP -> (place, local rate in percent)."""
+
+CERT_THRESHOLD = Decimal("200.00")
+"""An exemption claimed on a taxable category above this gross amount needs a certificate ID."""
+
+FIGURES = ("gross_sales", "exempt_sales", "taxable_sales", "sales_tax_due", "use_tax_due", "net_remittance")
+GRADED_FIGURES = ("gross_sales", "taxable_sales", "sales_tax_due", "use_tax_due", "net_remittance")
+
+_CENT = Decimal("0.01")
+_HUNDRED = Decimal(100)
+_ZERO = Decimal("0.00")
+_TAXABLE = frozenset(TAXABLE)
+_EXEMPT = frozenset(EXEMPT)
+
+
+class Reconciliation(NamedTuple):
+    """The corrected return in cents (by `FIGURES` name) and the fault key {txn_id: codes}."""
+
+    figures: dict[str, int]
+    faults: dict[str, tuple[str, ...]]
+
+
+def combined_rate(zip_code: str) -> Decimal:
+    """State plus local rate of `zip_code`, in percent."""
+    try:
+        return STATE_RATE + LOCAL_RATES[zip_code][1]
+    except KeyError:
+        raise ValueError(f"ZIP {zip_code!r} is not in the Lone Pine rate table") from None
+
+
+def tax_at(gross: Decimal, rate_percent: Decimal) -> Decimal:
+    """`gross` x rate, rounded to the cent on its own line, half a cent up."""
+    return (gross * rate_percent / _HUNDRED).quantize(_CENT, rounding=ROUND_HALF_UP)
+
+
+def claim_honoured(row: Row) -> bool:
+    """A taxable-category row claimed exempt with a certificate ID, or at or under the threshold."""
+    certified = row.cert.strip() != "" or row.gross <= CERT_THRESHOLD
+    return row.claimed and row.category in _TAXABLE and certified
+
+
+def missing_cert(row: Row) -> bool:
+    """A taxable-category row claimed exempt above the threshold with no certificate ID."""
+    return row.claimed and row.category in _TAXABLE and row.gross > CERT_THRESHOLD and not row.cert.strip()
+
+
+def is_exempt(row: Row) -> bool:
+    """Exempt category, or a certified (honoured) exemption claim such as a resale."""
+    return row.category in _EXEMPT or claim_honoured(row)
+
+
+def sales_tax(row: Row) -> Decimal:
+    """The tax a sale should carry: 0 when exempt, else at its delivery ZIP's combined rate."""
+    return _ZERO if is_exempt(row) else tax_at(row.gross, combined_rate(row.zip))
+
+
+def use_tax(row: Row, business_zip: str) -> Decimal:
+    """Use tax on a purchase: taxable and not honoured-exempt, no tax paid -> business-ZIP rate."""
+    if row.category not in _TAXABLE or claim_honoured(row) or row.tax != 0:
+        return _ZERO
+    return tax_at(row.gross, combined_rate(business_zip))
+
+
+def row_faults(row: Row, quarter: Quarter, business_zip: str, seen_invoices: set[str]) -> tuple[str, ...]:
+    """Every fault code whose condition holds for `row` (`seen_invoices`: invoices on rows above it)."""
+    codes: set[str] = set()
+    if row.kind == SALE:
+        if is_exempt(row):
+            if row.tax != 0:
+                codes.add(TAX_ON_EXEMPT_ITEM)
+        elif not missing_cert(row) and row.tax != sales_tax(row):
+            origin = tax_at(row.gross, combined_rate(business_zip))
+            codes.add(NEXUS_MISALLOCATION if row.tax == origin else TAX_MISCALCULATED)
+    if row.invoice in seen_invoices:
+        codes.add(DUPLICATE_INVOICE)
+    if not quarter.contains(row.date):
+        codes.add(OUTSIDE_PERIOD)
+    if missing_cert(row):
+        codes.add(MISSING_EXEMPTION_CERT)
+    return tuple(code for code in FAULT_CODES if code in codes)
+
+
+def reconcile(quarter: Quarter, business_zip: str, rows: list[Row]) -> Reconciliation:
+    """Re-derive the corrected return and the fault key from the ledger as listed."""
+    combined_rate(business_zip)  # an unknown business ZIP is an error even with no untaxed purchase
+    gross = exempt = sales_due = use_due = Decimal(0)
+    faults: dict[str, tuple[str, ...]] = {}
+    seen: set[str] = set()
+    for row in rows:
+        codes = row_faults(row, quarter, business_zip, seen)
+        seen.add(row.invoice)
+        if codes:
+            faults[row.txn_id] = codes
+            if DUPLICATE_INVOICE in codes or OUTSIDE_PERIOD in codes:
+                continue
+        if row.kind == SALE:
+            gross += row.gross
+            if is_exempt(row):
+                exempt += row.gross
+            else:
+                sales_due += sales_tax(row)
+        else:
+            use_due += use_tax(row, business_zip)
+    amounts = (gross, exempt, gross - exempt, sales_due, use_due, sales_due + use_due)
+    figures = {name: cents_of(amount) for name, amount in zip(FIGURES, amounts, strict=True)}
+    return Reconciliation(figures, faults)

@@ -1,0 +1,109 @@
+"""us-sut-reconciliation-v1: prepare a US state sales & use tax return from a synthetic ledger.
+
+Task: one quarter's ledger for a business in the illustrative State of Lone Pine, with planted
+bookkeeping faults; the model returns the corrected quarterly return and every (transaction,
+fault code) pair. Reward: ``return_correct`` (0.6; gross_sales, taxable_sales, sales_tax_due,
+use_tax_due and net_remittance all cent-exact) + ``fault_audit`` (0.4; F1 over the pairs, 1.0
+when the quarter is clean and nothing is flagged). The key is re-derived by `rules.reconcile`
+from the ledger exactly as the prompt shows it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import verifiers.v1 as vf
+from piv_core import task_rng
+from pydantic import field_validator
+
+from us_sut_reconciliation_v1 import generator, grading, prompt, rules
+
+DEFAULT_SEED = 20260701
+
+
+class UsSutData(vf.TaskData):
+    figures: dict[str, int]
+    """The corrected return in cents, by figure name."""
+    faults: dict[str, list[str]]
+    """The fault key: transaction_id -> fault codes."""
+
+
+class UsSutTask(vf.Task[UsSutData, vf.State, vf.TaskConfig]):
+    def _grade(self, trace: vf.Trace) -> grading.Grade:
+        return grading.grade(trace.last_reply, self.data.figures, self.data.faults)
+
+    @vf.reward(weight=0.6)
+    async def return_correct(self, trace: vf.Trace) -> float:
+        return self._grade(trace).return_correct
+
+    @vf.reward(weight=0.4)
+    async def fault_audit(self, trace: vf.Trace) -> float:
+        return self._grade(trace).fault_audit
+
+    @vf.metric
+    async def audit(self, trace: vf.Trace) -> dict[str, float]:
+        return self._grade(trace).metrics
+
+    async def validate(self, runtime: vf.Runtime) -> bool:
+        """Re-derive the key from the ledger as the prompt shows it and compare."""
+        try:
+            key = rules.reconcile(*prompt.read_ledger(self.data.prompt_text))
+        except ValueError:
+            return False
+        return (
+            self.data.system_prompt == prompt.SYSTEM_PROMPT
+            and key.figures == self.data.figures
+            and {txn: list(codes) for txn, codes in key.faults.items()} == self.data.faults
+        )
+
+
+class UsSutConfig(vf.TasksetConfig):
+    num_tasks: int = 50
+    """Tasks in the set (at least 1)."""
+    num_rows: int = 30
+    """Rows per ledger (at least 5)."""
+    fault_rate: float = 0.25
+    """Expected share of rows with a planted fault, in [0, 1]; 0 plants none, above 0 at least one."""
+    seed: int = DEFAULT_SEED
+    """Generator seed; task i depends only on (seed, i, num_rows, fault_rate)."""
+
+    @field_validator("num_tasks")
+    @classmethod
+    def _some_tasks(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError(f"num_tasks must be >= 1, got {value}")
+        return value
+
+    @field_validator("num_rows")
+    @classmethod
+    def _enough_rows(cls, value: int) -> int:
+        if value < generator.MIN_ROWS:
+            raise ValueError(f"num_rows must be >= {generator.MIN_ROWS}, got {value}")
+        return value
+
+    @field_validator("fault_rate")
+    @classmethod
+    def _a_rate(cls, value: float) -> float:
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(f"fault_rate must be between 0.0 and 1.0, got {value}")
+        return value
+
+
+def make_task_data(config: UsSutConfig, idx: int) -> UsSutData:
+    """Task `idx` of the set `config` describes."""
+    ledger = generator.generate(task_rng(config.seed, idx), config.num_rows, config.fault_rate)
+    key = rules.reconcile(ledger.quarter, ledger.business_zip, ledger.rows)
+    return UsSutData(
+        id=f"us-sut-{config.seed}-{idx}",
+        name=f"{ledger.business} {ledger.quarter.year} Q{ledger.quarter.number}",
+        system_prompt=prompt.SYSTEM_PROMPT,
+        prompt=prompt.user_prompt(ledger.business, ledger.business_zip, ledger.quarter, ledger.rows),
+        figures=key.figures,
+        faults={txn: list(codes) for txn, codes in key.faults.items()},
+    )
+
+
+class UsSutTaskset(vf.Taskset[UsSutTask, UsSutConfig]):
+    def load(self) -> Iterator[UsSutTask]:
+        for idx in range(self.config.num_tasks):
+            yield UsSutTask(make_task_data(self.config, idx), self.config.task)
