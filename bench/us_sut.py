@@ -6,24 +6,10 @@ Prints medians over several repeats, per item, on one core:
 
 from __future__ import annotations
 
-import statistics
-import time
-from collections.abc import Callable
-
+from piv_core.bench import per_item
 from piv_core.endpoint import Conversation
 from us_sut_reconciliation_v1 import baselines, grading
 from us_sut_reconciliation_v1.taskset import UsSutConfig, make_task_data
-
-
-def per_item(fn: Callable[[int], object], items: int, repeats: int = 7) -> float:
-    """Median over `repeats` of the mean seconds per call of fn(0..items-1)."""
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for i in range(items):
-            fn(i)
-        samples.append((time.perf_counter() - start) / items)
-    return statistics.median(samples)
 
 
 def main() -> None:

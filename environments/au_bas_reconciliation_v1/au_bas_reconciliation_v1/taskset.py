@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from typing import Annotated
 
 import verifiers.v1 as vf
 from piv_core import task_rng
-from pydantic import field_validator
+from piv_core.knobs import at_least, share
 
 from au_bas_reconciliation_v1 import generator, grading, prompt, rules
 
@@ -59,26 +60,12 @@ class AuBasTask(vf.Task[AuBasData, vf.State, vf.TaskConfig]):
 
 
 class AuBasConfig(vf.TasksetConfig):
-    num_transactions: int = 24
+    num_transactions: Annotated[int, at_least(generator.MIN_ROWS)] = 24
     """Rows per ledger (at least 4)."""
-    fault_rate: float = 0.25
+    fault_rate: Annotated[float, share()] = 0.25
     """Expected share of rows with a planted fault, in [0, 1]; 0 plants none, above 0 at least one."""
     seed: int = DEFAULT_SEED
     """Generator seed; task i depends only on (seed, i, num_transactions, fault_rate)."""
-
-    @field_validator("num_transactions")
-    @classmethod
-    def _enough_rows(cls, value: int) -> int:
-        if value < generator.MIN_ROWS:
-            raise ValueError(f"num_transactions must be >= {generator.MIN_ROWS}, got {value}")
-        return value
-
-    @field_validator("fault_rate")
-    @classmethod
-    def _a_rate(cls, value: float) -> float:
-        if not 0.0 <= value <= 1.0:
-            raise ValueError(f"fault_rate must be between 0.0 and 1.0, got {value}")
-        return value
 
 
 def make_task_data(config: AuBasConfig, idx: int) -> AuBasData:

@@ -11,10 +11,11 @@ from the ledger exactly as the prompt shows it.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Annotated
 
 import verifiers.v1 as vf
 from piv_core import task_rng
-from pydantic import field_validator
+from piv_core.knobs import at_least, share
 
 from us_sut_reconciliation_v1 import generator, grading, prompt, rules
 
@@ -58,35 +59,14 @@ class UsSutTask(vf.Task[UsSutData, vf.State, vf.TaskConfig]):
 
 
 class UsSutConfig(vf.TasksetConfig):
-    num_tasks: int = 50
+    num_tasks: Annotated[int, at_least(1)] = 50
     """Tasks in the set (at least 1)."""
-    num_rows: int = 30
+    num_rows: Annotated[int, at_least(generator.MIN_ROWS)] = 30
     """Rows per ledger (at least 5)."""
-    fault_rate: float = 0.25
+    fault_rate: Annotated[float, share()] = 0.25
     """Expected share of rows with a planted fault, in [0, 1]; 0 plants none, above 0 at least one."""
     seed: int = DEFAULT_SEED
     """Generator seed; task i depends only on (seed, i, num_rows, fault_rate)."""
-
-    @field_validator("num_tasks")
-    @classmethod
-    def _some_tasks(cls, value: int) -> int:
-        if value < 1:
-            raise ValueError(f"num_tasks must be >= 1, got {value}")
-        return value
-
-    @field_validator("num_rows")
-    @classmethod
-    def _enough_rows(cls, value: int) -> int:
-        if value < generator.MIN_ROWS:
-            raise ValueError(f"num_rows must be >= {generator.MIN_ROWS}, got {value}")
-        return value
-
-    @field_validator("fault_rate")
-    @classmethod
-    def _a_rate(cls, value: float) -> float:
-        if not 0.0 <= value <= 1.0:
-            raise ValueError(f"fault_rate must be between 0.0 and 1.0, got {value}")
-        return value
 
 
 def make_task_data(config: UsSutConfig, idx: int) -> UsSutData:
