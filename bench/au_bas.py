@@ -6,8 +6,11 @@ Prints medians over several repeats, per item, on one core:
 
 from __future__ import annotations
 
+import json
+
 from au_bas_reconciliation_v1 import baselines, grading
 from au_bas_reconciliation_v1.taskset import AuBasConfig, make_task_data
+from piv_core import last_answer_block
 from piv_core.bench import per_item
 from piv_core.endpoint import Conversation
 
@@ -25,6 +28,9 @@ def main() -> None:
         name: [policy(Conversation([{"role": "user", "content": t.prompt}], [])) for t in tasks]
         for name, policy in baselines.POLICIES.items()
     }
+    answers = [last_answer_block(text) for text in replies["oracle"]]
+    seconds = per_item(lambda i: json.loads(answers[i]), len(tasks))
+    print(f"| yardstick: bare `json.loads` of one oracle answer body | {seconds * 1e6:.1f} µs |")
     for name, texts in replies.items():
         seconds = per_item(
             lambda i, texts=texts: grading.grade(texts[i], tasks[i].bas, tasks[i].faults), len(tasks)

@@ -16,12 +16,17 @@ def read_fault_map(value: object) -> frozenset[tuple[str, str]] | None:
     if not isinstance(value, dict):
         return None
     pairs: set[tuple[str, str]] = set()
+    add = pairs.add
     for item, codes in value.items():
         if isinstance(codes, str):
-            codes = [codes]
-        if not isinstance(codes, list) or not all(isinstance(code, str) for code in codes):
+            codes = (codes,)
+        elif not isinstance(codes, list):
             return None
-        pairs.update((item.strip(), code.strip()) for code in codes)
+        item = item.strip()
+        for code in codes:
+            if not isinstance(code, str):
+                return None
+            add((item, code.strip()))
     return frozenset(pairs)
 
 

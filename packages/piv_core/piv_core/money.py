@@ -11,7 +11,6 @@ import re
 from decimal import Decimal
 
 _MAX_DIGITS = 18
-_CENT = Decimal("0.01")
 _LIMIT = Decimal(10) ** _MAX_DIGITS
 _MONEY_TEXT = re.compile(r"^(?P<lead>[+-]?)\$?(?P<inner>[+-]?)(?P<digits>\d+(?:\.\d*)?|\.\d+)$")
 
@@ -31,16 +30,27 @@ def parse_cents(value: object) -> int | None:
         number = value
     elif isinstance(value, str):
         text = value.replace(",", "").replace(" ", "").strip()
-        match = _MONEY_TEXT.match(text)
-        if match is None or (match["lead"] and match["inner"]) or len(match["digits"]) > 2 * _MAX_DIGITS:
+        if len(text) > 2 * _MAX_DIGITS:
             return None
-        number = Decimal(match["lead"] + match["inner"] + match["digits"])
+        match = _MONEY_TEXT.match(text)
+        if match is None:
+            return None
+        lead, inner, digits = match.groups()
+        if lead and inner:
+            return None
+        number = Decimal(lead + inner + digits)
     else:
         return None
     if not number.is_finite() or abs(number) >= _LIMIT:
         return None
-    exact = number.quantize(_CENT)
-    return int(exact * 100) if exact == number else None
+    negative, digits, exponent = number.as_tuple()
+    shift = exponent + 2  # exact integer arithmetic: no context rounding, no underflow
+    if shift < 0:
+        if any(digits[shift:]):
+            return None
+        digits, shift = digits[:shift], 0
+    cents = int("".join(map(str, digits)) or "0") * 10**shift
+    return -cents if negative else cents
 
 
 def format_cents(cents: int) -> str:
