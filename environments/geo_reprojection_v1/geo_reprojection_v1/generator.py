@@ -1,0 +1,77 @@
+"""Procedural problems: a family, a grid and input coordinates drawn inside the grid's area.
+
+The generator decides what is asked; it never computes the answer (that is
+`reference.solve`, from the printed inputs). For `inverse` it projects the drawn point to
+make the grid coordinate it shows, then rounds it to the millimetre like every printed input.
+Everything is drawn from the `random.Random` it is handed, so a problem is a pure function
+of its seed.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+from geo_reprojection_v1 import reference
+from geo_reprojection_v1.grids import GRIDS, Box, in_boxes
+from geo_reprojection_v1.problem import DISTANCE, INVERSE, REPROJECT, Problem, printed
+
+GRID_NAMES = tuple(GRIDS)
+
+MIN_SEPARATION_DEG = 0.01
+"""Point B lies this far (in degrees, roughly a kilometre) or more from point A ..."""
+MAX_SEPARATION_DEG = 20.0
+"""... and at most this far, drawn log-uniformly, so short and long geodesics both occur."""
+_TRIES = 32
+
+
+def _pick(rng: random.Random, options: tuple[str, ...]) -> str:
+    return options[int(rng.random() * len(options))]
+
+
+def _box(rng: random.Random, boxes: tuple[Box, ...]) -> Box:
+    """One of `boxes`, chosen in proportion to its area in square degrees."""
+    areas = [(east - west) * (north - south) for west, south, east, north in boxes]
+    target = rng.random() * sum(areas)
+    for box, area in zip(boxes, areas, strict=True):
+        if target < area:
+            return box
+        target -= area
+    return boxes[-1]
+
+
+def _micro(rng: random.Random, low: float, high: float) -> float:
+    """A value in [low, high) on the millionth-of-a-degree grid the prompt prints."""
+    start, stop = round(low * 1e6), round(high * 1e6)
+    return (start + int(rng.random() * (stop - start))) / 1e6
+
+
+def point(rng: random.Random, grid: str) -> tuple[float, float]:
+    """A WGS 84 (lon, lat), printed to six decimals, inside one of the grid's sampling boxes."""
+    west, south, east, north = _box(rng, GRIDS[grid].boxes)
+    return _micro(rng, west, east), _micro(rng, south, north)
+
+
+def _second_point(rng: random.Random, grid: str, lon: float, lat: float) -> tuple[float, float]:
+    """Point B: a log-uniform step from A in a random direction, kept inside the grid's boxes."""
+    boxes = GRIDS[grid].boxes
+    for _ in range(_TRIES):
+        step = MIN_SEPARATION_DEG * (MAX_SEPARATION_DEG / MIN_SEPARATION_DEG) ** rng.random()
+        turn = 2 * math.pi * rng.random()
+        b = printed(DISTANCE, (lon + step * math.cos(turn), lat + step * math.sin(turn)))
+        if in_boxes(boxes, *b):
+            return b[0], b[1]
+    while (b := point(rng, grid)) == (lon, lat):
+        pass
+    return b
+
+
+def generate(rng: random.Random, families: tuple[str, ...]) -> Problem:
+    """One problem: a family from `families`, a grid, and inputs as the prompt will print them."""
+    family, grid = _pick(rng, families), _pick(rng, GRID_NAMES)
+    lon, lat = point(rng, grid)
+    if family == REPROJECT:
+        return Problem(family, grid, (lon, lat))
+    if family == INVERSE:
+        return Problem(family, grid, printed(INVERSE, reference.forward(grid, lon, lat)))
+    return Problem(family, grid, (lon, lat, *_second_point(rng, grid, lon, lat)))

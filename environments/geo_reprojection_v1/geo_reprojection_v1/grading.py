@@ -1,0 +1,103 @@
+"""Reading a reply and measuring its physical error against the key.
+
+The parser: the last ``<answer>`` block (fence tolerated) is split on commas and whitespace;
+every piece must be a plain ASCII decimal or scientific-notation number and there must be
+exactly as many as the family asks for, else the reply is unparseable (reward 0,
+``answered`` 0). Because commas separate numbers, digit grouping such as ``3,941,601.087``
+is unparseable, not merely wrong.
+
+The error is metres for ``reproject`` (straight line in the grid), ``inverse`` (geodesic on
+WGS 84) and ``distance``; degrees around the circle for ``bearing``. It is always finite: an
+answer PROJ cannot evaluate (a latitude off the ellipsoid, an overflowing literal) and any
+larger error read as the sentinel, half the meridian (20003931.5 m) or 180 degrees, which
+never passes. Grading never raises.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+from typing import NamedTuple
+
+from piv_core import last_answer_block
+
+from geo_reprojection_v1.problem import ARITY, BEARING, DISTANCE, INVERSE, REPROJECT
+from geo_reprojection_v1.reference import geodesic_distance
+
+SENTINEL_M = 20003931.5
+"""Half the WGS 84 meridian in metres: the error of an answer that cannot be evaluated."""
+SENTINEL_DEG = 180.0
+"""The largest circular error in degrees, used likewise for bearings."""
+
+_NUMBER = r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
+_ANSWERS = {n: re.compile(r"[,\s]*" + r"[,\s]+".join([_NUMBER] * n) + r"[,\s]*") for n in set(ARITY.values())}
+"""A whole block body of exactly n numbers separated by commas and whitespace, by n."""
+
+
+class Grade(NamedTuple):
+    within_tolerance: float
+    error: float
+    error_ratio: float
+    answered: float
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        return {"error": self.error, "error_ratio": self.error_ratio, "answered": self.answered}
+
+
+UNANSWERED = Grade(0.0, -1.0, -1.0, 0.0)
+
+
+def parse_numbers(reply: str | None, count: int) -> tuple[float, ...] | None:
+    """The `count` numbers of the reply's last answer block, or None when it is unparseable."""
+    body = last_answer_block(reply)
+    found = None if body is None else _ANSWERS[count].fullmatch(body)
+    return None if found is None else tuple(map(float, found.groups()))
+
+
+def sentinel(family: str) -> float:
+    return SENTINEL_DEG if family == BEARING else SENTINEL_M
+
+
+def error(family: str, answer: tuple[float, ...], key: tuple[float, ...]) -> float:
+    """The physical error of `answer` against `key`, at most the family's sentinel."""
+    if family == REPROJECT:
+        value = math.hypot(answer[0] - key[0], answer[1] - key[1])
+    elif family == INVERSE:
+        lon, lat = answer
+        value = geodesic_distance(lon, lat, *key) if math.isfinite(lon) and -90.0 <= lat <= 90.0 else math.inf
+    elif family == DISTANCE:
+        value = abs(answer[0] - key[0])
+    elif family == BEARING:
+        turn = (answer[0] - key[0]) % 360.0 if math.isfinite(answer[0]) else math.inf
+        value = min(turn, 360.0 - turn)
+    else:
+        raise ValueError(f"unknown family {family!r}")
+    cap = sentinel(family)
+    return value if math.isfinite(value) and value < cap else cap
+
+
+def grade(
+    reply: str | None,
+    family: str,
+    key: tuple[float, ...] | list[float],
+    tolerance: float,
+    graded: bool = False,
+    halflife: float = 1.0,
+) -> Grade:
+    """Score `reply`: pass/fail at `tolerance`; `graded`: 1 / (1 + (error / (tolerance * halflife))^2)."""
+    answer = parse_numbers(reply, ARITY[family])
+    if answer is None:
+        return UNANSWERED
+    err = error(family, answer, tuple(key))
+    ratio = err / tolerance
+    if not math.isfinite(ratio):
+        ratio = sys.float_info.max
+    evaluable = err < sentinel(family)
+    if graded:
+        scaled = ratio / halflife
+        reward = 1.0 / (1.0 + scaled * scaled) if evaluable else 0.0
+    else:
+        reward = float(evaluable and err <= tolerance)
+    return Grade(reward, err, ratio, 1.0)

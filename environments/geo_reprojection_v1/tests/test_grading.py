@@ -1,0 +1,168 @@
+"""The reward battery, scored through the real `Task.score`, and the parser under fuzzing."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from geo_reprojection_v1 import grading
+from geo_reprojection_v1.problem import ARITY, BEARING, FAMILIES, INVERSE
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from piv_core.testing import score_reply
+
+GRADED = (False, True)
+
+
+def _scores(task, reply):
+    scored = score_reply(task, reply)
+    return scored.rewards["within_tolerance"], scored.metrics
+
+
+@pytest.mark.parametrize("graded", GRADED)
+def test_projs_own_answer_scores_one(family, graded, tasks_of, proj_answer, answer):
+    for task in tasks_of(family, graded=graded):
+        reward, metrics = _scores(task, answer(proj_answer(task.data)))
+        assert reward == (pytest.approx(1.0, abs=1e-6) if graded else 1.0)
+        assert metrics["answered"] == 1.0
+        assert 0.0 <= metrics["error"] < 1e-3 and metrics["error_ratio"] < 1e-2
+
+
+def _broken_replies(task) -> dict[str, str | None]:
+    """Replies that must score 0: no usable answer, or a usable but wrong one."""
+    data = task.data
+    key = [f"{value:.9f}" for value in data.key]
+    n = len(key)
+
+    def block(values: list[str]) -> str:
+        return "<answer>" + ", ".join(values) + "</answer>"
+
+    replies = {
+        "echo": block([repr(value) for value in data.inputs]),
+        "no block": "The answer is " + ", ".join(key),
+        "nothing": None,
+        "empty block": "<answer></answer>",
+        "scattered prose": "<answer>I think " + " or maybe ".join(key) + "</answer>",
+        "decimal comma": block([k.replace(".", ",") for k in key]),
+        "wrong count": block([*key, key[0]]),
+        "too few": block(key[:-1]),
+        "units": block([f"{k} m" for k in key]),
+        "overflowing literal": block(["1e400"] * n),
+        "negative overflow": block(["-1e400"] * n),
+        "nan": block(["nan"] * n),
+        "inf": block(["inf"] * n),
+        "unterminated": "<answer>" + ", ".join(key),
+        "right then wrong": block(key) + " on reflection " + block([repr(v + 10000.0) for v in data.key]),
+    }
+    if all(abs(value) >= 1000 for value in data.key):
+        replies["thousands separators"] = block([f"{value:,.3f}" for value in data.key])
+    return replies
+
+
+@pytest.mark.parametrize("graded", GRADED)
+def test_broken_replies_score_zero(family, graded, tasks_of):
+    for task in tasks_of(family, count=6, graded=graded):
+        for label, reply in _broken_replies(task).items():
+            reward, metrics = _scores(task, reply)
+            assert all(math.isfinite(value) for value in metrics.values()), (label, metrics)
+            unusable = metrics["answered"] == 0.0 or metrics["error"] == grading.sentinel(family)
+            if not graded or unusable:
+                assert reward == 0.0, (label, reply, metrics)
+            else:  # a wrong number keeps only the far tail of the decay curve
+                assert metrics["error_ratio"] >= 100 and reward < 1e-4, (label, reply, metrics)
+
+
+@pytest.mark.parametrize("graded", GRADED)
+def test_latitude_off_the_ellipsoid_reads_as_the_sentinel(graded, tasks_of):
+    for task in tasks_of(INVERSE, count=6, graded=graded):
+        lon, lat = task.data.key
+        for off in ("90.0000001", "95", "-91.0", "1e300", "1e400", "-1e400"):
+            reward, metrics = _scores(task, f"<answer>{lon!r}, {off}</answer>")
+            assert reward == 0.0
+            sentinel = grading.SENTINEL_M
+            assert metrics == {"error": sentinel, "error_ratio": sentinel, "answered": 1.0}
+
+
+def test_overflowing_literal_is_answered_but_at_the_sentinel(family, tasks_of):
+    task = tasks_of(family, count=1)[0]
+    reward, metrics = _scores(task, "<answer>" + ", ".join(["1e400"] * ARITY[family]) + "</answer>")
+    assert reward == 0.0 and metrics["answered"] == 1.0
+    assert metrics["error"] == grading.sentinel(family)
+
+
+def test_unparseable_reads_minus_one(family, tasks_of):
+    task = tasks_of(family, count=1)[0]
+    reward, metrics = _scores(task, "no answer here")
+    assert reward == 0.0 and metrics == {"error": -1.0, "error_ratio": -1.0, "answered": 0.0}
+
+
+def test_accepted_spellings(tasks_of):
+    task = tasks_of("reproject", count=1)[0]
+    easting, northing = task.data.key
+    for reply in (
+        f"<answer>{easting:.3f} {northing:.3f}</answer>",
+        f"<answer>\n{easting:.9e},\n{northing:.9E}\n</answer>",
+        f"<answer>```\n{easting!r}, {northing!r}\n```</answer>",
+        f"<answer>0, 0</answer> then <ANSWER>+{easting:.2f}, {northing:.2f}</ANSWER>",
+    ):
+        assert _scores(task, reply)[0] == 1.0, reply
+
+
+def test_bearings_compare_around_the_circle(tasks_of):
+    task = tasks_of(BEARING, count=1)[0]
+    (azimuth,) = task.data.key
+    for equivalent in (azimuth - 360.0, azimuth + 360.0, azimuth + 720.0, azimuth - 1080.0):
+        assert _scores(task, f"<answer>{equivalent!r}</answer>")[0] == 1.0
+    assert grading.error(BEARING, (359.99,), (-0.01,)) == pytest.approx(0.0, abs=1e-9)
+    assert grading.error(BEARING, (359.99,), (0.02,)) == pytest.approx(0.03)
+    assert grading.error(BEARING, (10.0,), (190.0,)) == 180.0
+
+
+def test_thousands_separators_are_unparseable(tasks_of):
+    task = tasks_of("reproject", count=1)[0]
+    reward, metrics = _scores(task, "<answer>" + ", ".join(f"{v:,.3f}" for v in task.data.key) + "</answer>")
+    assert reward == 0.0 and metrics["answered"] == 0.0
+
+
+def test_tolerance_boundary_and_graded_curve(tasks_of):
+    task = tasks_of("distance", count=1)[0]
+    (distance,) = task.data.key
+    assert _scores(task, f"<answer>{distance + 9.99}</answer>")[0] == 1.0
+    assert _scores(task, f"<answer>{distance + 10.01}</answer>")[0] == 0.0
+    graded = tasks_of("distance", count=1, graded=True, graded_halflife=2.0)[0]
+    assert _scores(graded, f"<answer>{distance + 20.0}</answer>")[0] == pytest.approx(0.5, abs=1e-6)
+    assert _scores(graded, f"<answer>{distance + 40.0}</answer>")[0] == pytest.approx(0.2, abs=1e-6)
+
+
+_TOKENS = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.integers().map(str),
+    st.sampled_from(["1e400", "-1e400", "1,000.5", "nan", "inf", "1_000", "٣", "−1", "+.5", "5.", "e5"]),
+    st.text(max_size=8),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    family=st.sampled_from(FAMILIES),
+    tokens=st.lists(_TOKENS, max_size=4),
+    separator=st.sampled_from([", ", " ", ",", "\n", " ,\u2009", "\u00a0"]),
+    wrapper=st.sampled_from(["<answer>{}</answer>", "<answer>```{}```</answer>", "{}"]),
+    key=st.lists(st.floats(-1e7, 1e7), min_size=2, max_size=2),
+    graded=st.booleans(),
+)
+def test_parser_never_raises_and_stays_in_range(family, tokens, separator, wrapper, key, graded):
+    reply = wrapper.format(separator.join(tokens))
+    result = grading.grade(reply, family, key[: ARITY[family]], 1.0, graded=graded)
+    assert 0.0 <= result.within_tolerance <= 1.0
+    assert math.isfinite(result.error) and math.isfinite(result.error_ratio)
+    assert result.answered in (0.0, 1.0)
+    assert (result.error == -1.0) == (result.answered == 0.0)
+    assert result.error <= grading.sentinel(family)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(max_size=200), family=st.sampled_from(FAMILIES))
+def test_arbitrary_text_never_raises(text, family):
+    result = grading.grade(text, family, [1.0, 2.0][: ARITY[family]], 0.5, graded=True)
+    assert 0.0 <= result.within_tolerance <= 1.0 and math.isfinite(result.error)
