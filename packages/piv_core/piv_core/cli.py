@@ -147,7 +147,7 @@ def validate_main(argv: list[str] | None = None) -> None:
 
 
 def summarize_main(argv: list[str] | None = None) -> None:
-    from piv_core.summary import render_table, write_chart
+    from piv_core.summary import render_groups, render_table, write_chart
 
     parser = argparse.ArgumentParser(
         prog="summarize", description="Summarize vf-eval run directories as a markdown table and a bar chart."
@@ -160,9 +160,15 @@ def summarize_main(argv: list[str] | None = None) -> None:
         help="where to write the chart (default: <first run>/../summary.png)",
     )
     parser.add_argument("--no-png", action="store_true", help="print the table only")
+    parser.add_argument("--by", help="also split each run by this key of trace.info or the task data")
+    parser.add_argument("--median", help="with --by: report the median of this metric per group")
+    parser.add_argument("--where", help="with --median: only over traces whose metric WHERE is 1.0")
     args = parser.parse_args(argv)
     runs = [read_eval_run(path) for path in args.runs]
     print(render_table(runs))
+    if args.by:
+        print(f"\nby {args.by}:\n")
+        print(render_groups(runs, args.by, args.median, args.where))
     if not args.no_png:
         png = args.png or args.runs[0].parent / "summary.png"
         write_chart(runs, png)

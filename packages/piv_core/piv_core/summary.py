@@ -1,15 +1,19 @@
 """Summaries of eval runs: a markdown table and a bar chart comparing runs.
 
 Rows are runs; columns are episode counts, then the mean ± standard error of the weighted
-reward, each reward and each metric over the run's traces.
+reward, each reward and each metric over the run's traces. `render_groups` splits each run by a
+key the traces record (``trace.info[key]``, else the task data's field), e.g. a task family.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from pathlib import Path
 
 from piv_core.runs import EvalRun, mean_stderr
+
+FULL_MARKS = 1.0 - 1e-9
 
 
 def _cell(values: list[float]) -> str:
@@ -42,6 +46,40 @@ def render_table(runs: list[EvalRun]) -> str:
         cells += [_cell(reward_scores.get(name, [])) for name in rewards]
         cells += [_cell(metric_scores.get(name, [])) for name in metrics]
         lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _group_of(trace: dict, key: str) -> str | None:
+    value = (trace.get("info") or {}).get(key)
+    if value is None:
+        value = ((trace.get("task") or {}).get("data") or {}).get(key)
+    return None if value is None else str(value)
+
+
+def render_groups(runs: list[EvalRun], key: str, median: str | None = None, where: str | None = None) -> str:
+    """Per run and per value of `key`: traces at full marks, and the median of metric `median`
+    over the traces whose metric `where` is 1.0 (all traces when `where` is None)."""
+    groups: dict[str, None] = {}
+    for run in runs:
+        groups.update(dict.fromkeys(g for t in run.traces if (g := _group_of(t, key)) is not None))
+    lines = ["| run | " + " | ".join(groups) + " |", "|---|" + "---|" * len(groups)]
+    for run in runs:
+        totals = dict(zip((id(t) for t in run.traces if t.get("rewards")), run.totals()))
+        cells = []
+        for group in groups:
+            traces = [t for t in run.traces if _group_of(t, key) == group and id(t) in totals]
+            if not traces:
+                cells.append("–")
+                continue
+            cell = f"{sum(totals[id(t)] >= FULL_MARKS for t in traces)}/{len(traces)} at 1.0"
+            if median:
+                kept = [t for t in traces if where is None or (t.get("metrics") or {}).get(where) == 1.0]
+                values = [float(t["metrics"][median]) for t in kept if median in (t.get("metrics") or {})]
+                cell += f", median {median} {statistics.median(values):.4g}" if values else f", no {median}"
+                if len(kept) < len(traces):
+                    cell += f" ({len(traces) - len(kept)} without {where})"
+            cells.append(cell)
+        lines.append(f"| {run.name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -6,7 +6,7 @@ import json
 
 from piv_core.cli import _flag_given, _toml_value, _with_local_defaults
 from piv_core.runs import mean_stderr, read_eval_run, read_validate_run
-from piv_core.summary import render_table
+from piv_core.summary import render_groups, render_table
 
 
 def test_local_runtime_is_added_only_when_nothing_picks_one(tmp_path):
@@ -68,3 +68,22 @@ def test_mean_stderr():
     assert mean_stderr([1.0]) == (1.0, 0.0)
     mean, stderr = mean_stderr([0.0, 1.0])
     assert mean == 0.5 and abs(stderr - 0.5) < 1e-12
+
+
+def test_render_groups_splits_by_an_info_key(tmp_path):
+    def traced(family, score, error, answered):
+        return {
+            "ok": True,
+            "traces": [
+                {
+                    "rewards": {"pass": {"score": score, "weight": 1.0}},
+                    "metrics": {"error": error, "answered": answered},
+                    "info": {"family": family},
+                }
+            ],
+        }
+
+    episodes = [traced("a", 1.0, 0.0, 1.0), traced("a", 0.0, 9.0, 1.0), traced("b", 0.0, -1.0, 0.0)]
+    (tmp_path / "traces.jsonl").write_text("\n".join(json.dumps(e) for e in episodes))
+    table = render_groups([read_eval_run(tmp_path)], "family", median="error", where="answered")
+    assert "| 1/2 at 1.0, median error 4.5 | 0/1 at 1.0, no error (1 without answered) |" in table
