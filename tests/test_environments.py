@@ -33,8 +33,12 @@ def test_id_resolves_to_one_taskset_with_its_own_config(env_id):
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
-def test_env_registers_baseline_policies_including_an_oracle(env_id):
-    assert "oracle" in load_policies(env_id)
+def test_env_registers_baseline_policies_including_a_solver(env_id):
+    """Every environment ships a policy that earns full marks from what the model sees:
+    `oracle` for the single-reply environments, `reference` for the tool-using one."""
+    policies = load_policies(env_id)
+    assert {"oracle", "reference"} & set(policies)
+    assert len(policies) >= 3
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)

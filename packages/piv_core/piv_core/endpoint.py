@@ -102,9 +102,16 @@ def estimate_tokens(text: str) -> int:
     return max(1, (len(text) + 3) // 4) if text else 0
 
 
-def _message(reply: Reply) -> tuple[dict[str, Any], str, str]:
-    """The assistant message for `reply`, its finish reason and its text for token counting."""
+def _message(reply: Reply, max_tokens: int | None = None) -> tuple[dict[str, Any], str, str]:
+    """The assistant message for `reply`, its finish reason and its text for token counting.
+
+    Like a real model, a reply longer than `max_tokens` is cut off with finish reason
+    ``length``: text keeps its first `max_tokens` tokens' worth, tool calls are dropped whole.
+    """
     if isinstance(reply, str):
+        if max_tokens is not None and estimate_tokens(reply) > max_tokens:
+            cut = reply[: 4 * max(0, max_tokens)]
+            return {"role": "assistant", "content": cut}, "length", cut
         return {"role": "assistant", "content": reply}, "stop", reply
     calls = [
         {
@@ -115,6 +122,8 @@ def _message(reply: Reply) -> tuple[dict[str, Any], str, str]:
         for call in reply
     ]
     text = "".join(c["function"]["name"] + c["function"]["arguments"] for c in calls)
+    if max_tokens is not None and estimate_tokens(text) > max_tokens:
+        return {"role": "assistant", "content": ""}, "length", ""
     return {"role": "assistant", "content": None, "tool_calls": calls}, "tool_calls", text
 
 
@@ -155,7 +164,8 @@ class BaselineEndpoint:
             reply = policy(conversation)
         except Exception as exc:  # a policy bug is reported to the client, not swallowed
             return _error(500, f"policy {model!r} failed: {type(exc).__name__}: {exc}")
-        message, finish, text = _message(reply)
+        limit = body.get("max_completion_tokens") or body.get("max_tokens")
+        message, finish, text = _message(reply, int(limit) if isinstance(limit, int | float) else None)
         prompt_tokens = sum(estimate_tokens(Conversation.text(m)) for m in conversation.messages)
         usage = {
             "prompt_tokens": prompt_tokens,

@@ -79,6 +79,19 @@ def test_plain_json_reply_and_model_list(base_url):
     assert {m["id"] for m in models} == {"baseline/echo", "baseline/tools", "baseline/broken"}
 
 
+def test_max_tokens_cuts_a_reply_like_a_model_would(base_url):
+    url = f"{base_url}/chat/completions"
+    text = {"model": "echo", "messages": [{"role": "user", "content": "x" * 400}], "max_tokens": 10}
+    reply = httpx.post(url, json=text).json()["choices"][0]
+    assert reply["finish_reason"] == "length"
+    assert reply["message"]["content"] == "<answer>1:" + "x" * 30
+    calls = {"model": "tools", "messages": [], "max_completion_tokens": 3}
+    reply = httpx.post(url, json=calls).json()["choices"][0]
+    assert reply["finish_reason"] == "length" and "tool_calls" not in reply["message"]
+    roomy = httpx.post(url, json={**text, "max_tokens": 1000}).json()["choices"][0]
+    assert roomy["finish_reason"] == "stop"
+
+
 def test_errors_name_the_problem(base_url):
     unknown = httpx.post(f"{base_url}/chat/completions", json={"model": "baseline/nope", "messages": []})
     assert unknown.status_code == 404 and "baseline/echo" in unknown.json()["error"]["message"]
