@@ -1,0 +1,283 @@
+"""Scripted policies for the baseline endpoint. Each is stateless: it reads the tool results
+already in the transcript and decides the next call.
+
+- ``reference``: reads the ledger, statement and archive through the tools, reconciles every
+  bank line, writes the ledger with one correcting entry per discrepancy, runs beancount, submits.
+- ``untouched``: writes the ledger back as given and submits.
+- ``plug``: one entry forcing the bank account to the statement's closing balance.
+- ``rewrite``: fixes the books by editing and deleting the original entries.
+- ``invent``: books each correction's counter-leg to a newly opened suspense account.
+- ``silent``: never calls a tool.
+"""
+
+import csv
+import io
+import json
+from collections import defaultdict
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+from piv_core.endpoint import Conversation, Policy, ToolCall
+
+from beancount_ledger.world import AP, AR, BANK, FEES, INTEREST, SAVINGS
+
+READS = ("ledger.beancount", "bank_statement.csv", "archive_prior_period.csv")
+SUSPENSE = "Expenses:Reconciliation-Suspense"
+
+
+def _results(conversation: Conversation) -> dict[str, list[str]]:
+    """Tool results so far, by tool name (and by file name for read_file)."""
+    calls: dict[str, tuple[str, dict[str, Any]]] = {}
+    for m in conversation.messages:
+        for call in m.get("tool_calls") or []:
+            fn = call.get("function", {})
+            try:
+                args = json.loads(fn.get("arguments") or "{}")
+            except json.JSONDecodeError:
+                args = {}
+            calls[call.get("id", "")] = (fn.get("name", ""), args)
+    out: dict[str, list[str]] = defaultdict(list)
+    for m in conversation.messages:
+        if m.get("role") == "tool" and m.get("tool_call_id") in calls:
+            name, args = calls[m["tool_call_id"]]
+            key = f"read_file:{args.get('name')}" if name == "read_file" else name
+            out[key].append(Conversation.text(m))
+    return out
+
+
+def _file(results: dict[str, list[str]], name: str) -> str:
+    """A file's text from its read_file result (header line and slice numbering removed)."""
+    body = results[f"read_file:{name}"][0].split("\n", 1)[1]
+    if name.endswith(".beancount"):
+        return body
+    return "\n".join(line[7:] for line in body.split("\n")) + "\n"
+
+
+def _bank_lines(text: str) -> list[dict[str, str]]:
+    return [row for row in csv.DictReader(io.StringIO(text)) if row["ref"]]
+
+
+def _money(value: Decimal) -> str:
+    return f"{value:.2f}"
+
+
+def _entry(day: str, narration: str, ref: str, legs: list[tuple[str, Decimal]]) -> str:
+    lines = [f'{day} * "{narration}"', f'  bank_ref: "{ref}"']
+    lines += [f"  {account}  {_money(amount)} AUD" for account, amount in legs]
+    return "\n".join(lines)
+
+
+def _booked(ledger: str) -> dict[str, list[Any]]:
+    from beancount import loader
+    from beancount.core import data
+
+    entries, _, _ = loader.load_string(ledger)
+    by_ref: dict[str, list[Any]] = defaultdict(list)
+    for e in entries:
+        if isinstance(e, data.Transaction) and "bank_ref" in (e.meta or {}):
+            by_ref[e.meta["bank_ref"]].append(e)
+    return by_ref
+
+
+def _counter_account(description: str) -> str:
+    d = description.upper()
+    if d.startswith("DEPOSIT"):
+        return AR
+    if d.startswith("EFT") or d.startswith("CHEQUE"):
+        return AP
+    if "FEE" in d:
+        return FEES
+    if "INTEREST" in d:
+        return INTEREST
+    if "SAVINGS" in d:
+        return SAVINGS
+    raise ValueError(f"cannot classify bank line {description!r}")
+
+
+def corrections(
+    ledger: str, statement: str, archive: str
+) -> list[tuple[dict[str, str], list[tuple[str, Decimal]]]]:
+    """Every bank line needing a correction, with the net postings that correct it."""
+    outstanding = {
+        row["ref"]
+        for row in csv.DictReader(io.StringIO(archive))
+        if row["type"] == "cheque" and row["status"] != "cleared"
+    }
+    booked = _booked(ledger)
+    out = []
+    for line in _bank_lines(statement):
+        amount, entries = Decimal(line["amount"]), booked.get(line["ref"], [])
+        prior = any(ref in line["description"] for ref in outstanding)
+        legs: dict[str, Decimal] = defaultdict(Decimal)
+        if prior or len(entries) > 1:
+            for e in entries[1:] if not prior else entries:
+                for p in e.postings:
+                    legs[p.account] -= p.units.number
+        elif not entries:
+            legs[BANK] += amount
+            legs[_counter_account(line["description"])] -= amount
+        else:
+            postings = entries[0].postings
+            bank = sum((p.units.number for p in postings if p.account == BANK), Decimal(0))
+            other = [p for p in postings if p.account != BANK]
+            right = _counter_account(line["description"])
+            if bank != amount and len(other) == 1:
+                legs[BANK] += amount - bank
+                legs[other[0].account] -= amount - bank
+            if len(other) == 1 and other[0].account != right and right in (AR, AP):
+                legs[right] += other[0].units.number
+                legs[other[0].account] -= other[0].units.number
+        legs = {a: v for a, v in legs.items() if v}
+        if legs:
+            out.append((line, list(legs.items())))
+    return out
+
+
+def _read_all(results: dict[str, list[str]]) -> list[ToolCall] | None:
+    missing = [name for name in READS if f"read_file:{name}" not in results]
+    return [ToolCall("read_file", {"name": name}) for name in missing] or None
+
+
+def _finish(results: dict[str, list[str]], write: Any) -> list[ToolCall]:
+    if calls := _read_all(results):
+        return calls
+    if "write_ledger" not in results:
+        return [ToolCall("write_ledger", {"text": write()})]
+    if "run_beancount" not in results:
+        return [ToolCall("run_beancount")]
+    return [ToolCall("submit")]
+
+
+def reference(conversation: Conversation) -> list[ToolCall]:
+    results = _results(conversation)
+
+    def write() -> str:
+        ledger = _file(results, "ledger.beancount")
+        fixes = corrections(
+            ledger, _file(results, "bank_statement.csv"), _file(results, "archive_prior_period.csv")
+        )
+        body = "\n\n".join(
+            _entry(line["date"], f"Correction for {line['ref']}", line["ref"], legs) for line, legs in fixes
+        )
+        return f"{ledger.rstrip()}\n\n{body}\n"
+
+    return _finish(results, write)
+
+
+def untouched(conversation: Conversation) -> list[ToolCall]:
+    results = _results(conversation)
+    return _finish(results, lambda: _file(results, "ledger.beancount"))
+
+
+def plug(conversation: Conversation) -> list[ToolCall]:
+    results = _results(conversation)
+
+    def write() -> str:
+        ledger = _file(results, "ledger.beancount")
+        lines = list(csv.DictReader(io.StringIO(_file(results, "bank_statement.csv"))))
+        closing = Decimal(lines[-1]["balance"])
+        from beancount import loader
+        from beancount.core import data
+
+        entries, _, _ = loader.load_string(ledger)
+        book = sum(
+            (
+                p.units.number
+                for e in entries
+                if isinstance(e, data.Transaction)
+                for p in e.postings
+                if p.account == BANK
+            ),
+            Decimal(0),
+        )
+        diff = closing - book
+        plugged = (
+            f'{lines[-1]["date"]} * "Reconciliation adjustment"\n  {BANK}  {_money(diff)} AUD\n'
+            f"  Equity:Opening-Balances  {_money(-diff)} AUD"
+        )
+        return f"{ledger.rstrip()}\n\n{plugged}\n"
+
+    return _finish(results, write)
+
+
+def rewrite(conversation: Conversation) -> list[ToolCall]:
+    results = _results(conversation)
+
+    def write() -> str:
+        from beancount import loader
+        from beancount.core import amount, data
+        from beancount.parser import printer
+
+        ledger = _file(results, "ledger.beancount")
+        fixes = corrections(
+            ledger, _file(results, "bank_statement.csv"), _file(results, "archive_prior_period.csv")
+        )
+        entries, _, _ = loader.load_string(ledger)
+        by_ref = {line["ref"]: (line, dict(legs)) for line, legs in fixes}
+        out, seen, added = [], set(), []
+        for e in entries:
+            ref = (e.meta or {}).get("bank_ref") if isinstance(e, data.Transaction) else None
+            if ref in by_ref:
+                line, legs = by_ref[ref]
+                if (
+                    ref in seen
+                    or any(r in line["description"] for r in ("CHQ-",))
+                    and len([x for x in entries if (getattr(x, "meta", None) or {}).get("bank_ref") == ref])
+                    == 1
+                ):
+                    continue  # delete the duplicate copy / the re-booked prior-period cheque
+                seen.add(ref)
+                postings = []
+                for p in e.postings:
+                    value = p.units.number + legs.pop(p.account, Decimal(0))
+                    if value:
+                        postings.append(p._replace(units=amount.Amount(value, "AUD")))
+                for account, value in legs.items():
+                    postings.append(
+                        data.Posting(account, amount.Amount(value, "AUD"), None, None, None, None)
+                    )
+                e = e._replace(postings=postings)
+            out.append(e)
+        for ref, (line, legs) in by_ref.items():
+            if ref not in seen and not any(r in line["description"] for r in ("CHQ-",)):
+                added.append(_entry(line["date"], "Missing bank line", ref, list(legs.items())))
+        header = "\n".join(x for x in ledger.splitlines() if x.startswith("option "))
+        body = "\n".join(printer.format_entry(e) for e in out)
+        return f"{header}\n\n{body}\n" + "".join(f"\n{a}\n" for a in added)
+
+    return _finish(results, write)
+
+
+def invent(conversation: Conversation) -> list[ToolCall]:
+    results = _results(conversation)
+
+    def write() -> str:
+        ledger = _file(results, "ledger.beancount")
+        fixes = corrections(
+            ledger, _file(results, "bank_statement.csv"), _file(results, "archive_prior_period.csv")
+        )
+        start = min(date.fromisoformat(line["date"]) for line, _ in fixes).replace(day=1)
+        body = []
+        for line, legs in fixes:
+            bank = sum((v for a, v in legs if a == BANK), Decimal(0))
+            moved = [(BANK, bank), (SUSPENSE, -bank)] if bank else [(SUSPENSE, Decimal("0.00"))]
+            if bank:
+                body.append(_entry(line["date"], f"Adjustment {line['ref']}", line["ref"], moved))
+        return f"{ledger.rstrip()}\n\n{start} open {SUSPENSE} AUD\n\n" + "\n\n".join(body) + "\n"
+
+    return _finish(results, write)
+
+
+def silent(conversation: Conversation) -> str:
+    return "I have reviewed the task and have nothing to add."
+
+
+POLICIES: dict[str, Policy] = {
+    "reference": reference,
+    "untouched": untouched,
+    "plug": plug,
+    "rewrite": rewrite,
+    "invent": invent,
+    "silent": silent,
+}

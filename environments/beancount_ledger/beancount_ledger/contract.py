@@ -1,0 +1,91 @@
+# ruff: noqa: E501  (model-facing prose)
+"""The episode contract: limits, versions, the prompt, and the digest recorded on every rollout.
+
+Every number a model is held to lives here, is stated in the prompt, and enters the digest;
+changing any of them (or the tool schemas, or the versions of the libraries that generate
+those schemas) changes `episode_digest()`.
+"""
+
+import hashlib
+import inspect
+import json
+from importlib.metadata import version
+
+GENERATOR_VERSION = 1
+SCORER_CONTRACT = 1
+EPISODE_CONTRACT = 1
+
+MAX_TURNS = 25
+"""Model turns per episode; tool calls made on the last turn are not executed."""
+TOKEN_CEILING = 40_000
+"""Completion tokens (hidden reasoning included) over the whole episode."""
+IDLE_TURNS = 3
+"""Consecutive turns without a tool call that end the episode."""
+LEDGER_ENVELOPE = 48_000
+"""Largest ledger, in bytes, that `read_file` returns whole and `write_ledger` accepts."""
+SLICE_LINES = 200
+"""Lines per numbered slice of the other files."""
+REPLY_CAP = 52_000
+"""Largest tool reply, in bytes."""
+OBSERVATION_BUDGET = 768_000
+"""Tool-reply bytes per episode; past it, read tools answer with a short refusal."""
+
+SYSTEM_PROMPT = f"""You are the bookkeeper of a small trading company. Your workspace holds eight files: \
+the Beancount ledger, the bank statement, the chart of accounts, the customer and vendor registers, \
+the prior-period archive, the accounting policy and a manifest. Use the tools to read them, find every \
+discrepancy between the ledger and the bank statement, and write the corrected ledger with write_ledger, \
+following policy.md exactly. Check it with run_beancount, then call submit.
+
+Episode rules:
+- At most {MAX_TURNS} turns. Tool calls made on turn {MAX_TURNS} are not executed, so submit by turn {MAX_TURNS - 1}.
+- At most {TOKEN_CEILING:,} completion tokens in total, reasoning included; each request is capped at what is left.
+- {IDLE_TURNS} consecutive replies without a tool call end the episode.
+- The latest ledger accepted by write_ledger is scored, whether or not you call submit. If you never write one, \
+the score is 0.
+- read_file returns ledger.beancount whole (once per revision); other files come in numbered \
+{SLICE_LINES}-line slices. Tool replies count against an observation budget of {OBSERVATION_BUDGET:,} bytes."""
+
+USER_PROMPT = "Reconcile the books of {company} for {month} and deliver the corrected ledger."
+
+LIMITS = {
+    "max_turns": MAX_TURNS,
+    "token_ceiling": TOKEN_CEILING,
+    "idle_turns": IDLE_TURNS,
+    "ledger_envelope": LEDGER_ENVELOPE,
+    "slice_lines": SLICE_LINES,
+    "reply_cap": REPLY_CAP,
+    "observation_budget": OBSERVATION_BUDGET,
+}
+VERSIONS = {
+    "generator": GENERATOR_VERSION,
+    "scorer_contract": SCORER_CONTRACT,
+    "episode_contract": EPISODE_CONTRACT,
+}
+
+
+def _tool_surface() -> list[dict[str, str]]:
+    from beancount_ledger.tools import LedgerToolset
+
+    tools = []
+    for name in sorted(vars(LedgerToolset)):
+        fn = vars(LedgerToolset)[name]
+        if callable(fn) and getattr(fn, "tool", False):
+            tools.append(
+                {"name": name, "signature": str(inspect.signature(fn)), "doc": inspect.getdoc(fn) or ""}
+            )
+    return tools
+
+
+def episode_digest() -> dict[str, object]:
+    """The contract as recorded on a rollout: its SHA-256, the versions and the limits."""
+    libraries = {name: version(name) for name in ("verifiers", "beancount", "mcp", "pydantic")}
+    body = {
+        "versions": VERSIONS,
+        "limits": LIMITS,
+        "libraries": libraries,
+        "tools": _tool_surface(),
+        "system_prompt": SYSTEM_PROMPT,
+        "user_prompt": USER_PROMPT,
+    }
+    digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+    return {"digest": digest, "versions": VERSIONS, "limits": LIMITS, "libraries": libraries}

@@ -1,0 +1,203 @@
+"""Projections of a `World`: the eight public files, the golden ledger and the expected balances.
+
+The public files are what the bookkeeper sees; `golden_ledger` is the booked ledger with one
+correcting entry per planted discrepancy appended, exactly as `policy.md` asks for them. Every
+amount is printed with two decimals; ledger text is LF-only.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from beancount_ledger.world import ACCOUNTS, BANK, CHART, Entry, Plant, World
+
+FILE_NAMES = (
+    "ledger.beancount",
+    "bank_statement.csv",
+    "accounts.csv",
+    "customers.csv",
+    "vendors.csv",
+    "archive_prior_period.csv",
+    "policy.md",
+    "manifest.md",
+)
+LEDGER = "ledger.beancount"
+ALLOWED_OPTIONS = ("title", "operating_currency")
+CURRENCY = "AUD"
+CORRECTIONS_HEADER = "; ---- corrections ----"
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def entry_text(entry: Entry) -> str:
+    """One transaction in beancount syntax."""
+    head = f"{entry.date} *"
+    head += (
+        f" {_quote(entry.payee)} {_quote(entry.narration)}" if entry.payee else f" {_quote(entry.narration)}"
+    )
+    lines = [head]
+    lines += [f"  {key}: {_quote(value)}" for key, value in entry.meta]
+    width = max(len(p.account) for p in entry.postings) + 2
+    lines += [f"  {p.account:<{width}} {p.amount:>10.2f} {CURRENCY}" for p in entry.postings]
+    return "\n".join(lines)
+
+
+def correction_entry(plant: Plant) -> Entry:
+    """The entry that resolves `plant` under the policy: dated on its bank line, tagged with its ref."""
+    return Entry(plant.date, "", f"Correction: {plant.description}", plant.fix, (("bank_ref", plant.ref),))
+
+
+def ledger_text(world: World) -> str:
+    """The ledger as booked: discrepancies included."""
+    opened = world.start.replace(day=1)
+    parts = [
+        f'option "title" {_quote(world.company)}',
+        f'option "operating_currency" "{CURRENCY}"',
+        "",
+        "\n".join(f"{opened} open {account} {CURRENCY}" for account in ACCOUNTS),
+        "",
+        entry_text(world.opening),
+        *(entry_text(e) for e in world.booked),
+    ]
+    return "\n\n".join(p for p in parts if p != "").replace("\n\n\n", "\n\n") + "\n"
+
+
+def golden_ledger(world: World) -> str:
+    """The correctly reconciled ledger: the booked one plus one correcting entry per plant."""
+    fixes = "\n\n".join(entry_text(correction_entry(p)) for p in world.plants)
+    return f"{ledger_text(world)}\n{CORRECTIONS_HEADER}\n\n{fixes}\n"
+
+
+def _csv(header: list[str], rows: list[list[object]]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return out.getvalue()
+
+
+def bank_statement(world: World) -> str:
+    balance = world.bank_opening
+    rows: list[list[object]] = [[world.start, "", "OPENING BALANCE", "", f"{balance:.2f}"]]
+    for line in world.bank_lines:
+        balance += line.amount
+        rows.append([line.date, line.ref, line.description, f"{line.amount:.2f}", f"{balance:.2f}"])
+    return _csv(["date", "ref", "description", "amount", "balance"], rows)
+
+
+def accounts_csv() -> str:
+    return _csv(["account", "type", "description"], [list(row) for row in CHART])
+
+
+def parties_csv(world: World, kind: str) -> str:
+    parties = world.customers if kind == "customer" else world.vendors
+    column = "revenue_account" if kind == "customer" else "default_expense_account"
+    return _csv(
+        ["id", "name", "terms_days", column], [[p.pid, p.name, p.terms_days, p.account] for p in parties]
+    )
+
+
+def archive_csv(world: World) -> str:
+    return _csv(
+        ["date", "ref", "type", "party", "description", "amount", "status"],
+        [
+            [i.date, i.ref, i.kind, i.party, i.description, f"{i.amount:.2f}", i.status]
+            for i in world.prior_items
+        ],
+    )
+
+
+def policy_md(world: World) -> str:
+    month = f"{world.start:%B %Y}"
+    return f"""# Accounting policy: {world.company}
+
+## The job
+Reconcile `{BANK}` for {month} ({world.start} to {world.end}) against `bank_statement.csv`,
+correct the books, and deliver the corrected `ledger.beancount` with `write_ledger`.
+
+## How a correction is recorded
+1. Never edit or delete an existing entry, directive or metadata line. Existing records stay byte-for-byte
+   meaningful: same date, payee, narration, metadata and postings.
+2. Each discrepancy is corrected by **its own new transaction**, appended to the ledger:
+   - dated with the `date` of the bank statement line it concerns;
+   - carrying the metadata line `bank_ref: "<ref>"` with that line's `ref` from the statement;
+   - whose postings are exactly the difference between what was booked and what should have been booked
+     (for example, reversing a duplicate posts the duplicate's amounts with the opposite sign).
+   One correcting transaction per discrepancy; do not combine two discrepancies into one entry.
+3. Use only the accounts in `accounts.csv`. Do not open new accounts.
+4. Do not add `pad` entries, plug or balancing entries, `plugin`, `include` or `option` directives
+   (only the existing `option "title"` and `option "operating_currency"` lines are allowed).
+   `balance` assertions and comments may be added.
+5. Customer receipts settle `Assets:AccountsReceivable`; vendor payments settle
+   `Liabilities:AccountsPayable` (a bill was already booked to the vendor's expense account).
+6. A cheque written in the prior period is already in the opening balances (see
+   `archive_prior_period.csv`); when it clears this month it needs no new expense or payment entry.
+   A cheque written this month that the bank has not yet paid is a timing difference, not an error.
+7. Amounts are in {CURRENCY}, exact to the cent.
+
+## What is checked
+- The ledger must load in beancount with no errors at all; otherwise the result scores 0.
+- Score = 0.5 x (share of accounts in `accounts.csv` whose balance at {world.end} is exactly right)
+  + 0.5 x (share of discrepancies corrected as described above),
+  minus 0.1 for each existing record changed or removed, each new transaction that does not correct a
+  discrepancy (no `bank_ref` of a statement line that needed correcting), each `pad` or other
+  non-transaction directive added (except `balance` and `note`), and each account opened that is not in
+  `accounts.csv`; never below 0.
+- The latest ledger accepted by `write_ledger` is the one scored, whether or not you call `submit`.
+  If no ledger was ever written, the score is 0.
+"""
+
+
+def manifest_md(world: World, files: dict[str, str]) -> str:
+    rows = "\n".join(
+        f"| `{name}` | {len(text.encode())} | {text.count(chr(10))} |" for name, text in files.items()
+    )
+    return f"""# Workspace manifest: {world.company}, {world.start:%B %Y}
+
+| file | bytes | lines |
+|---|---|---|
+{rows}
+| `manifest.md` | (this file) | |
+
+- `ledger.beancount`: the books as they stand (the file `write_ledger` replaces).
+- `bank_statement.csv`: the bank's view of `{BANK}` for the month, with a running balance.
+- `accounts.csv`: the chart of accounts; the only accounts that may be used.
+- `customers.csv`, `vendors.csv`: counterparties, their payment terms and default accounts.
+- `archive_prior_period.csv`: invoices, bills and cheques from the prior period and their status.
+- `policy.md`: how corrections must be recorded and how the result is checked.
+"""
+
+
+def public_files(world: World) -> dict[str, str]:
+    """The eight files of the workspace, by name, in `FILE_NAMES` order."""
+    files = {
+        LEDGER: ledger_text(world),
+        "bank_statement.csv": bank_statement(world),
+        "accounts.csv": accounts_csv(),
+        "customers.csv": parties_csv(world, "customer"),
+        "vendors.csv": parties_csv(world, "vendor"),
+        "archive_prior_period.csv": archive_csv(world),
+        "policy.md": policy_md(world),
+    }
+    files["manifest.md"] = manifest_md(world, files)
+    return {name: files[name] for name in FILE_NAMES}
+
+
+def expected_balances(world: World) -> dict[str, str]:
+    return {account: f"{value:.2f}" for account, value in world.expected_balances().items()}
+
+
+def fixes(world: World) -> list[dict[str, object]]:
+    """The plants as the scorer needs them: kind, ref, date and net correcting postings."""
+    return [
+        {
+            "kind": p.kind,
+            "ref": p.ref,
+            "date": p.date.isoformat(),
+            "fix": {q.account: f"{q.amount:.2f}" for q in p.fix},
+        }
+        for p in world.plants
+    ]

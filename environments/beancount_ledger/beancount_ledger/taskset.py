@@ -1,0 +1,172 @@
+"""beancount-ledger: multi-turn bank reconciliation on a Beancount ledger.
+
+Task: a small trading company's month. Eight public files (the ledger with five planted
+discrepancies, the bank statement, chart, counterparties, prior-period archive, policy,
+manifest) are written into the rollout's workspace; the model works through six tools and
+writes the corrected ledger.
+Reward (`ledger`, weight 1): `scorer.score` of the latest ledger accepted by `write_ledger`:
+parse-gated, 0.5 x balances hit + 0.5 x discrepancies resolved - 0.1 per penalty; 0 when
+nothing was written. Knob ``selectors``: ``bank_recon_001`` (the shipped world) or ``dev:<n>``
+(the world generated from integer n).
+"""
+
+from collections.abc import Iterator
+from datetime import date
+from typing import Any
+
+import verifiers.v1 as vf
+from pydantic import field_validator
+
+from beancount_ledger import contract, render, world
+from beancount_ledger.scorer import Key, Score, score
+from beancount_ledger.tools import LedgerState, LedgerToolset
+
+SHIPPED = "bank_recon_001"
+
+
+def resolve(selector: str) -> world.World:
+    """The world a selector names."""
+    if selector == SHIPPED:
+        return world.bank_recon_001()
+    kind, _, n = selector.partition(":")
+    if kind == "dev" and n.isdigit():
+        return world.generate(int(n))
+    raise ValueError(
+        f"unknown selector {selector!r}; use {SHIPPED!r} or 'dev:<n>' with n a non-negative integer"
+    )
+
+
+class LedgerData(vf.TaskData):
+    files: dict[str, str]
+    """The eight public files, by name."""
+    balances: dict[str, str]
+    """Expected balance of every chart account at the period end."""
+    fixes: list[dict[str, Any]]
+    """The planted discrepancies: kind, bank ref, date and net correcting postings."""
+    period_end: str
+
+
+class LedgerTaskConfig(vf.TaskConfig):
+    tools: vf.ToolsetConfig = vf.ToolsetConfig(colocated=True)
+
+
+def key_of(data: LedgerData) -> Key:
+    return Key(data.files[render.LEDGER], data.balances, data.fixes, date.fromisoformat(data.period_end))
+
+
+def golden_of(data: LedgerData) -> str:
+    """The golden ledger, rebuilt from the task data alone."""
+    fixes = [
+        world.Plant(
+            f["kind"],
+            f["ref"],
+            date.fromisoformat(f["date"]),
+            f["kind"],
+            tuple(world.Posting(a, world.money(v)) for a, v in f["fix"].items()),
+        )
+        for f in data.fixes
+    ]
+    body = "\n\n".join(render.entry_text(render.correction_entry(p)) for p in fixes)
+    return f"{data.files[render.LEDGER]}\n{render.CORRECTIONS_HEADER}\n\n{body}\n"
+
+
+class LedgerTask(vf.Task[LedgerData, LedgerState, LedgerTaskConfig]):
+    @classmethod
+    def toolsets(cls, config: LedgerTaskConfig) -> list[vf.Toolset]:
+        return [LedgerToolset(config.tools)]
+
+    async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
+        for name, text in self.data.files.items():
+            await runtime.write(name, text.encode())
+
+    @vf.stop
+    async def submitted(self, trace: vf.Trace) -> bool:
+        return bool(getattr(trace.state, "submitted", False))
+
+    @vf.stop
+    async def turn_limit(self, response: vf.Response, trace: vf.Trace) -> bool:
+        """The last turn's reply is recorded, but its tool calls are never executed."""
+        return trace.num_turns + 1 >= contract.MAX_TURNS
+
+    @vf.stop
+    async def token_ceiling(self, response: vf.Response, trace: vf.Trace) -> bool:
+        spent = response.usage.completion_tokens if response.usage else 0
+        return trace.num_output_tokens + spent >= contract.TOKEN_CEILING
+
+    @vf.stop
+    async def idle_turns(self, response: vf.Response, trace: vf.Trace) -> bool:
+        if response.message.tool_calls:
+            return False
+        previous = [m for m in trace.assistant_messages][-(contract.IDLE_TURNS - 1) :]
+        return len(previous) == contract.IDLE_TURNS - 1 and not any(m.tool_calls for m in previous)
+
+    async def finalize(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
+        state = trace.state
+        trace.info["ledger"] = getattr(state, "ledger", None)
+        trace.info["submitted"] = bool(getattr(state, "submitted", False))
+        trace.info["revision"] = getattr(state, "revision", 0)
+        trace.info["observation_bytes"] = getattr(state, "observation_bytes", 0)
+        trace.info["budget_hits"] = getattr(state, "budget_hits", 0)
+        trace.info["tool_calls"] = dict(getattr(state, "tool_calls", {}))
+        trace.info["episode_contract"] = contract.episode_digest()
+
+    def _score(self, trace: vf.Trace) -> Score:
+        return score(trace.info.get("ledger"), key_of(self.data))
+
+    @vf.reward(weight=1.0)
+    async def ledger(self, trace: vf.Trace) -> float:
+        return self._score(trace).reward
+
+    @vf.metric
+    async def components(self, trace: vf.Trace) -> dict[str, float]:
+        metrics = self._score(trace).metrics()
+        metrics["submitted"] = float(bool(trace.info.get("submitted")))
+        metrics["observation_bytes"] = float(trace.info.get("observation_bytes", 0))
+        metrics["budget_hits"] = float(trace.info.get("budget_hits", 0))
+        for tool, count in (trace.info.get("tool_calls") or {}).items():
+            metrics[f"calls_{tool}"] = float(count)
+        return metrics
+
+    async def validate(self, runtime: vf.Runtime) -> bool:
+        """The golden ledger scores 1.0; the ledger as given scores below 1.0."""
+        key = key_of(self.data)
+        return score(golden_of(self.data), key).reward == 1.0 and score(key.original, key).reward < 1.0
+
+
+class LedgerConfig(vf.TasksetConfig):
+    selectors: list[str] = [SHIPPED]
+    """Worlds to serve: 'bank_recon_001' or 'dev:<n>'."""
+    task: LedgerTaskConfig = LedgerTaskConfig()
+
+    @field_validator("selectors")
+    @classmethod
+    def _known(cls, value: list[str]) -> list[str]:
+        for selector in value:
+            if selector != SHIPPED:
+                kind, _, n = selector.partition(":")
+                if kind != "dev" or not n.isdigit():
+                    raise ValueError(f"unknown selector {selector!r}; use {SHIPPED!r} or 'dev:<n>'")
+        return value
+
+
+def make_task_data(selector: str) -> LedgerData:
+    w = resolve(selector)
+    files = render.public_files(w)
+    if len(files[render.LEDGER].encode()) > contract.LEDGER_ENVELOPE:
+        raise ValueError(f"{selector}: ledger over the {contract.LEDGER_ENVELOPE}-byte envelope")
+    return LedgerData(
+        id=selector,
+        name=f"{w.company} {w.start:%Y-%m}",
+        system_prompt=contract.SYSTEM_PROMPT,
+        prompt=contract.USER_PROMPT.format(company=w.company, month=f"{w.start:%B %Y}"),
+        files=files,
+        balances=render.expected_balances(w),
+        fixes=render.fixes(w),
+        period_end=w.end.isoformat(),
+    )
+
+
+class LedgerTaskset(vf.Taskset[LedgerTask, LedgerConfig]):
+    def load(self) -> Iterator[LedgerTask]:
+        for selector in self.config.selectors:
+            yield LedgerTask(make_task_data(selector), self.config.task)
