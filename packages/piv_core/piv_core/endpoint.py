@@ -62,16 +62,8 @@ class Conversation:
         return ""
 
     @property
-    def system_text(self) -> str:
-        return "\n\n".join(self.text(m) for m in self.messages if m.get("role") == "system")
-
-    @property
     def user_text(self) -> str:
         return "\n\n".join(self.text(m) for m in self.messages if m.get("role") == "user")
-
-    @property
-    def tool_names(self) -> list[str]:
-        return [tool.get("function", {}).get("name", "") for tool in self.tools]
 
 
 Reply = str | list[ToolCall]
