@@ -8,6 +8,10 @@ already in the transcript and decides the next call.
 - ``rewrite``: fixes the books by editing and deleting the original entries.
 - ``invent``: books each correction's counter-leg to a newly opened suspense account.
 - ``silent``: never calls a tool.
+- ``verbose``: the reference's reads and write, then 100,000-character explanations instead of
+  checking and submitting (it runs into the completion-token ceiling).
+- ``late``: the reference's reads and write, then checks until the last turn, where it writes the
+  ledger as given and submits (calls the episode contract never executes).
 """
 
 import csv
@@ -20,6 +24,7 @@ from typing import Any
 
 from piv_core.endpoint import Conversation, Policy, ToolCall
 
+from beancount_ledger.contract import MAX_TURNS
 from beancount_ledger.world import AP, AR, BANK, FEES, INTEREST, SAVINGS
 
 READS = ("ledger.beancount", "bank_statement.csv", "archive_prior_period.csv")
@@ -269,6 +274,30 @@ def invent(conversation: Conversation) -> list[ToolCall]:
     return _finish(results, write)
 
 
+def _written(results: dict[str, list[str]]) -> bool:
+    return any(r.startswith("written:") for r in results.get("write_ledger", []))
+
+
+def verbose(conversation: Conversation) -> str | list[ToolCall]:
+    results = _results(conversation)
+    if not _written(results):
+        return reference(conversation)
+    return "Let me explain the reconciliation in detail. " * 2_250  # 101,250 characters
+
+
+def late(conversation: Conversation) -> list[ToolCall]:
+    results = _results(conversation)
+    if not _written(results):
+        return reference(conversation)
+    turn = 1 + sum(1 for m in conversation.messages if m.get("role") == "assistant")
+    if turn < MAX_TURNS:
+        return [ToolCall("run_beancount")]
+    return [
+        ToolCall("write_ledger", {"text": _file(results, "ledger.beancount")}),
+        ToolCall("submit"),
+    ]
+
+
 def silent(conversation: Conversation) -> str:
     return "I have reviewed the task and have nothing to add."
 
@@ -280,4 +309,6 @@ POLICIES: dict[str, Policy] = {
     "rewrite": rewrite,
     "invent": invent,
     "silent": silent,
+    "verbose": verbose,
+    "late": late,
 }

@@ -11,7 +11,7 @@ import inspect
 import json
 from importlib.metadata import version
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 SCORER_CONTRACT = 1
 EPISODE_CONTRACT = 1
 

@@ -190,7 +190,11 @@ class LedgerToolset(vf.Toolset[vf.ToolsetConfig, LedgerState]):
             )
         if (why := refusal(text)) is not None:
             return self._reply("write_ledger", f"refused, not written: {why}")
-        Path(LEDGER).write_text(text)
+        # Replace the file itself, never what a link at its place points to.
+        Path(LEDGER).unlink(missing_ok=True)
+        fd = os.open(LEDGER, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
         state = self.state
         state.ledger = text
         state.revision += 1

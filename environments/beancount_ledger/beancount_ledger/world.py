@@ -400,7 +400,7 @@ def generate(seed: int) -> World:
         events.append(Event(entry, BankLine(d, ref, desc, amount)))
 
     # This month's invoices and bills (no bank effect).
-    for _ in range(rng.randint(5, 8)):
+    for _ in range(rng.randint(11, 16)):
         c, d = rng.choice(customers), day(1, end.day - 3)
         inv_no += 1
         ref, amt = f"INV-{inv_no}", _amount(rng, 250, 5200)
@@ -414,7 +414,7 @@ def generate(seed: int) -> World:
         )
         if d.day + c.terms_days <= end.day or rng.random() < 0.5:
             open_invoices.append((c, ref, amt, d))
-    for _ in range(rng.randint(4, 7)):
+    for _ in range(rng.randint(9, 13)):
         v, d = rng.choice(vendors), day(1, end.day - 3)
         bill_no += 1
         ref, amt = f"BILL-{bill_no}", _amount(rng, 120, 4200)
@@ -430,7 +430,7 @@ def generate(seed: int) -> World:
 
     later = lambda first: first + timedelta(days=rng.randint(1, max(1, (end - first).days)))  # noqa: E731
     # Receipts and payments over the bank.
-    receipts = rng.sample(open_invoices, min(len(open_invoices), rng.randint(4, 7)))
+    receipts = rng.sample(open_invoices, min(len(open_invoices), rng.randint(9, 13)))
     for c, ref, amt, issued in receipts:
         d = later(max(issued, start))
         bank_event(
@@ -440,7 +440,7 @@ def generate(seed: int) -> World:
             [Posting(BANK, amt), Posting(AR, -amt)],
             f"DEPOSIT {c.name.upper()} {ref}",
         )
-    payments = rng.sample(open_bills, min(len(open_bills), rng.randint(4, 7)))
+    payments = rng.sample(open_bills, min(len(open_bills), rng.randint(8, 12)))
     for v, ref, amt, issued in payments[:-1]:
         d = later(max(issued, start))
         bank_event(

@@ -1,5 +1,6 @@
 """Worlds, the scorer's gate, components and penalties (no model, no runtime)."""
 
+import os
 import subprocess
 import sys
 
@@ -26,14 +27,23 @@ def test_golden_scores_one_and_untouched_below(selector):
 
 
 def test_worlds_are_identical_across_processes():
-    code = "from beancount_ledger.taskset import make_task_data as m; print(m('dev:7').model_dump_json())"
-    runs = {
-        subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, env={"PYTHONHASHSEED": str(seed)}
-        ).stdout
-        for seed in (1, 2)
-    }
-    assert len(runs) == 1 and make_task_data("dev:7").model_dump_json() in runs.pop()
+    # The package's modules are loaded without its __init__ (which imports verifiers: seconds).
+    path = [os.path.dirname(world.__file__)]
+    code = (
+        f"import sys, types; p = types.ModuleType('beancount_ledger'); p.__path__ = {path!r}; "
+        "sys.modules['beancount_ledger'] = p; from beancount_ledger import render, world; "
+        "w = world.generate(7); "
+        "sys.stdout.buffer.write(repr((sorted(render.public_files(w).items()), "
+        "render.expected_balances(w), render.fixes(w))).encode())"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, env={"PYTHONHASHSEED": seed})
+        for seed in ("1", "2")
+    ]
+    outputs = {p.communicate(timeout=60)[0] for p in procs}
+    w = world.generate(7)
+    here = repr((sorted(render.public_files(w).items()), render.expected_balances(w), render.fixes(w)))
+    assert outputs == {here.encode()}
 
 
 def test_nothing_written_scores_zero(data):
@@ -104,3 +114,58 @@ def test_edit_instead_of_correction_does_not_resolve(data):
     )
     result = score(edited, key_of(data))
     assert result.damaged == 1 and result.resolved == []
+
+
+def _scored(ledger, submitted):
+    """Finalize and score a rollout whose tools left `ledger` as the latest accepted write."""
+    import asyncio
+
+    import verifiers.v1 as vf
+    from beancount_ledger.taskset import LedgerTask, LedgerTaskConfig
+    from beancount_ledger.tools import LedgerState
+
+    task = LedgerTask(make_task_data("dev:4"), LedgerTaskConfig())
+    state = LedgerState(ledger=ledger, submitted=submitted, revision=int(ledger is not None))
+    trace = vf.Trace(
+        task=vf.TraceTask(type="LedgerTask", data=task.data),
+        agent=vf.AgentInfo(config=vf.AgentConfig()),
+        state=state,
+    )
+    asyncio.run(task.finalize(trace, None))
+    asyncio.run(task.score(trace))
+    return trace
+
+
+@pytest.mark.parametrize("submitted", [False, True])
+def test_latest_written_ledger_is_scored_with_or_without_submit(submitted):
+    golden = golden_of(make_task_data("dev:4"))
+    trace = _scored(golden, submitted)
+    assert trace.rewards["ledger"].score == 1.0
+    assert trace.metrics["submitted"] == float(submitted) and trace.metrics["written"] == 1.0
+    assert trace.info["episode_contract"]["digest"]
+    untouched = _scored(make_task_data("dev:4").files["ledger.beancount"], submitted)
+    assert untouched.rewards["ledger"].score < 0.5
+    assert _scored(None, submitted).rewards["ledger"].score == 0.0
+
+
+def test_each_penalty_costs_exactly_one_tenth_on_a_generated_world():
+    d = make_task_data("dev:11")
+    key, golden = key_of(d), golden_of(d)
+    lines, planted = golden.splitlines(), {f["ref"] for f in d.fixes}
+    first = next(
+        line
+        for line, after in zip(lines, lines[1:])
+        if '"Receipt INV-' in line and after.split('"')[1] not in planted
+    )
+    damaged = golden.replace(first, first.replace('"Receipt INV-', '"Receipt for INV-'), 1)
+    fabricated = (
+        golden + '\n2099-01-01 * "Tidy up"\n  Expenses:BankFees  1.00 AUD\n  Income:Interest  -1.00 AUD\n'
+    )
+    invented = golden + "\n2000-01-01 open Expenses:Misc AUD\n"
+    for text, field in ((damaged, "damaged"), (fabricated, "fabricated"), (invented, "invented")):
+        result = score(text, key)
+        counts = {f: getattr(result, f) for f in ("damaged", "fabricated", "invented")}
+        assert counts == {f: int(f == field) for f in counts}, (field, counts)
+    # The fabricated entry is dated after the period, so balances and resolutions are untouched.
+    assert score(fabricated, key).reward == pytest.approx(0.9)
+    assert score(invented, key).reward == pytest.approx(0.9)

@@ -61,3 +61,71 @@ def test_observation_budget(tools, monkeypatch):
     assert replies[-1].startswith("error: the observation budget")
     assert tools.state.budget_hits >= 1 and tools.state.observation_bytes < 4000
     assert tools.submit().startswith("submitted")
+
+
+def test_every_read_tool_takes_names_not_paths(tools, tmp_path):
+    (tmp_path.parent / "outside.txt").write_text("secret line\n")
+    assert tools.grep("secret", name="../outside.txt").startswith("error: unknown file")
+    assert tools.grep("secret", name=str(tmp_path.parent / "outside.txt")).startswith("error: unknown file")
+    assert tools.read_file("./policy.md").startswith("error: unknown file")
+    assert "secret" not in tools.grep("secret")
+
+
+def test_symlinks_are_refused_by_every_tool(tools, tmp_path):
+    outside = tmp_path.parent / "outside.beancount"
+    outside.write_text("2024-01-01 open Assets:Elsewhere AUD\n")
+    os.remove("ledger.beancount")
+    os.symlink(outside, "ledger.beancount")
+    assert "not a regular file" in tools.read_file("ledger.beancount")
+    assert "not a regular file" in tools.grep("Elsewhere", name="ledger.beancount")
+    assert "not a regular file" in tools.run_beancount()
+    assert "ledger.beancount: error" not in tools.list_files() and "not a regular file" in tools.list_files()
+    # write_ledger replaces the link itself and never writes through it.
+    assert tools.write_ledger(golden_of(tools.data)).startswith("written: revision 1")
+    assert outside.read_text() == "2024-01-01 open Assets:Elsewhere AUD\n"
+    assert not os.path.islink("ledger.beancount")
+    assert "no errors" in tools.run_beancount()
+
+
+def test_oversized_ledger_is_refused_whole(tools, tmp_path):
+    padding = "; padding\n" * (contract.LEDGER_ENVELOPE // 10 + 1)
+    (tmp_path / "ledger.beancount").write_text(golden_of(tools.data) + padding)
+    assert "over the 48000-byte envelope" in tools.read_file("ledger.beancount")
+    assert tools.state.full_reads == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'plugin "beancount.plugins.auto_accounts"',
+        'include "/etc/passwd"',
+        'option "insert_pythonpath" "TRUE"',
+        'option "plugin_processing_mode" "raw"',
+        '   include "ledger.beancount"',
+    ],
+)
+def test_write_refuses_plugins_includes_and_options_and_keeps_the_last_revision(tools, line):
+    golden = golden_of(tools.data)
+    assert tools.write_ledger(golden).startswith("written: revision 1")
+    assert tools.write_ledger(f"{golden}\n{line}\n").startswith("refused, not written")
+    assert tools.state.revision == 1 and tools.state.ledger == golden
+    assert open("ledger.beancount").read() == golden
+
+
+def test_allowed_options_are_written(tools):
+    golden = golden_of(tools.data)
+    assert 'option "title"' in golden
+    assert tools.write_ledger(golden.replace('option "title"', 'option   "title"')).startswith("written")
+
+
+def test_the_real_observation_budget_is_enforced(tools):
+    replies = []
+    while not (replies and replies[-1].startswith("error: the observation budget")):
+        replies.append(tools.grep("."))
+        assert len(replies) < 1000
+    assert sum(len(r.encode()) for r in replies[:-1]) <= contract.OBSERVATION_BUDGET
+    assert tools.state.budget_hits == 1 and tools.state.observation_bytes > contract.OBSERVATION_BUDGET * 0.9
+    # Past the budget, reads refuse, but writing and submitting still work.
+    assert tools.read_file("ledger.beancount").startswith("error: the observation budget")
+    assert tools.write_ledger(golden_of(tools.data)).startswith("written: revision 1")
+    assert tools.submit() == "submitted (revision 1)"

@@ -3,7 +3,9 @@
 ``eval`` and ``validate`` are vf-eval and vf-validate with three differences:
 
 - they run locally unless told otherwise: the agent (or check) runs in a host subprocess,
-  nothing is pushed, so a newcomer is never sent to a remote sandbox;
+  nothing is pushed, so a newcomer is never sent to a remote sandbox, and ``eval`` keeps at
+  most `LOCAL_CONCURRENCY` episodes in flight (verifiers' default of 128 starts more harness
+  and tool-server processes at once than a small machine can boot before their timeouts);
 - ``--model baseline/<policy>`` starts the environment's baseline endpoint on a free
   loopback port and points the client at it, so the whole pipeline runs with no API key;
 - they read what the run wrote and exit non-zero when an episode errored or timed out, or
@@ -26,6 +28,7 @@ from piv_core.endpoint import MODEL_PREFIX, running_endpoint
 from piv_core.runs import read_eval_run, read_validate_run
 
 BASELINE_KEY_VAR = "PIV_BASELINE_API_KEY"
+LOCAL_CONCURRENCY = 4 * (os.cpu_count() or 1)
 
 
 def _toml_files(argv: list[str]) -> list[Path]:
@@ -109,6 +112,8 @@ def eval_main(argv: list[str] | None = None) -> None:
     argv = _with_local_defaults(argv, "--env.agent.runtime", "env.agent.runtime.type")
     if not _flag_given(argv, "--push", "--no-push") and _toml_value(argv, "push") is None:
         argv.append("--no-push")
+    if not _flag_given(argv, "-c", "--max-concurrent") and _toml_value(argv, "max_concurrent") is None:
+        argv += ["--max-concurrent", str(LOCAL_CONCURRENCY)]
     config = _eval_config(argv)
     if not _flag_given(argv, "--run.name"):
         argv += ["--run.name", config.run.name]
