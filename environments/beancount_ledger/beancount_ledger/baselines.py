@@ -2,7 +2,8 @@
 already in the transcript and decides the next call.
 
 - ``reference``: reads the ledger, statement and archive through the tools, reconciles every
-  bank line, writes the ledger with one correcting entry per discrepancy, runs beancount, submits.
+  bank line (and every untagged repeat of a booked bank line), writes the ledger with one
+  correcting entry per discrepancy, runs beancount, submits.
 - ``untouched``: writes the ledger back as given and submits.
 - ``plug``: one entry forcing the bank account to the statement's closing balance.
 - ``rewrite``: fixes the books by editing and deleting the original entries.
@@ -74,14 +75,27 @@ def _entry(day: str, narration: str, ref: str, legs: list[tuple[str, Decimal]]) 
 
 
 def _booked(ledger: str) -> dict[str, list[Any]]:
+    """Transactions by the ``bank_ref`` they carry; a bank transaction with neither a ``bank_ref``
+    nor a ``cheque`` that repeats a tagged one (payee, narration, postings) goes under ``repeat:<ref>``."""
     from beancount import loader
     from beancount.core import data
 
     entries, _, _ = loader.load_string(ledger)
     by_ref: dict[str, list[Any]] = defaultdict(list)
+    untagged = []
     for e in entries:
         if isinstance(e, data.Transaction) and "bank_ref" in (e.meta or {}):
             by_ref[e.meta["bank_ref"]].append(e)
+        elif isinstance(e, data.Transaction) and "cheque" not in (e.meta or {}):
+            untagged.append(e)
+
+    def shape(e: Any) -> tuple:
+        return e.payee, e.narration, tuple(sorted((p.account, p.units.number) for p in e.postings))
+
+    tagged = {shape(e): ref for ref, group in by_ref.items() for e in group}
+    for e in untagged:
+        if any(p.account == BANK for p in e.postings) and shape(e) in tagged:
+            by_ref[f"repeat:{tagged[shape(e)]}"].append(e)
     return by_ref
 
 
@@ -115,6 +129,9 @@ def corrections(
         amount, entries = Decimal(line["amount"]), booked.get(line["ref"], [])
         prior = any(ref in line["description"] for ref in outstanding)
         legs: dict[str, Decimal] = defaultdict(Decimal)
+        for e in booked.get(f"repeat:{line['ref']}", []):
+            for p in e.postings:
+                legs[p.account] -= p.units.number
         if prior or len(entries) > 1:
             for e in entries[1:] if not prior else entries:
                 for p in e.postings:
@@ -154,20 +171,18 @@ def _finish(results: dict[str, list[str]], write: Any) -> list[ToolCall]:
     return [ToolCall("submit")]
 
 
+def reference_ledger(ledger: str, statement: str, archive: str) -> str:
+    """The reference bookkeeper's corrected ledger, from three public files alone."""
+    fixes = corrections(ledger, statement, archive)
+    body = "\n\n".join(
+        _entry(line["date"], f"Correction for {line['ref']}", line["ref"], legs) for line, legs in fixes
+    )
+    return f"{ledger.rstrip()}\n\n{body}\n"
+
+
 def reference(conversation: Conversation) -> list[ToolCall]:
     results = _results(conversation)
-
-    def write() -> str:
-        ledger = _file(results, "ledger.beancount")
-        fixes = corrections(
-            ledger, _file(results, "bank_statement.csv"), _file(results, "archive_prior_period.csv")
-        )
-        body = "\n\n".join(
-            _entry(line["date"], f"Correction for {line['ref']}", line["ref"], legs) for line, legs in fixes
-        )
-        return f"{ledger.rstrip()}\n\n{body}\n"
-
-    return _finish(results, write)
+    return _finish(results, lambda: reference_ledger(*(_file(results, name) for name in READS)))
 
 
 def untouched(conversation: Conversation) -> list[ToolCall]:

@@ -2,18 +2,19 @@
 """The episode contract: limits, versions, the prompt, and the digest recorded on every rollout.
 
 Every number a model is held to lives here, is stated in the prompt, and enters the digest;
-changing any of them (or the tool schemas, or the versions of the libraries that generate
-those schemas) changes `episode_digest()`.
+changing any of them (or the tool schemas as the MCP server publishes them, or the versions of
+the libraries that generate and carry those schemas, all pinned exactly in pyproject.toml)
+changes `episode_digest()`.
 """
 
 import hashlib
-import inspect
 import json
+from functools import lru_cache
 from importlib.metadata import version
 
-GENERATOR_VERSION = 2
-SCORER_CONTRACT = 1
-EPISODE_CONTRACT = 1
+GENERATOR_VERSION = 3
+SCORER_CONTRACT = 2
+EPISODE_CONTRACT = 2
 
 MAX_TURNS = 25
 """Model turns per episode; tool calls made on the last turn are not executed."""
@@ -29,6 +30,8 @@ REPLY_CAP = 52_000
 """Largest tool reply, in bytes."""
 OBSERVATION_BUDGET = 768_000
 """Tool-reply bytes per episode; past it, read tools answer with a short refusal."""
+FILE_ENVELOPE = 16_000
+"""Largest other public file, in bytes (each must also fit in one slice)."""
 
 SYSTEM_PROMPT = f"""You are the bookkeeper of a small trading company. Your workspace holds eight files: \
 the Beancount ledger, the bank statement, the chart of accounts, the customer and vendor registers, \
@@ -55,7 +58,10 @@ LIMITS = {
     "slice_lines": SLICE_LINES,
     "reply_cap": REPLY_CAP,
     "observation_budget": OBSERVATION_BUDGET,
+    "file_envelope": FILE_ENVELOPE,
 }
+SCHEMA_LIBRARIES = ("verifiers", "mcp", "pydantic", "pydantic-core", "openai", "beancount")
+"""Libraries that generate, carry or shape what the model sees; pinned exactly by the package."""
 VERSIONS = {
     "generator": GENERATOR_VERSION,
     "scorer_contract": SCORER_CONTRACT,
@@ -63,27 +69,44 @@ VERSIONS = {
 }
 
 
-def _tool_surface() -> list[dict[str, str]]:
+def envelope_problems(files: dict[str, str]) -> list[str]:
+    """Why a world's public files break the observation contract (none: they fit)."""
+    problems = []
+    for name, text in files.items():
+        size = len(text.encode())
+        if name == "ledger.beancount":
+            if size > LEDGER_ENVELOPE:
+                problems.append(f"{name} is {size:,} bytes, over the {LEDGER_ENVELOPE:,}-byte envelope")
+        elif size > FILE_ENVELOPE or text.count("\n") > SLICE_LINES:
+            problems.append(f"{name} is {size:,} bytes / {text.count(chr(10))} lines, over one slice")
+    return problems
+
+
+@lru_cache(maxsize=1)
+def tool_schemas() -> tuple[dict[str, object], ...]:
+    """The six tools exactly as the MCP server publishes them: name, description, input schema."""
+    import verifiers.v1 as vf
+    from mcp.server.mcpserver import MCPServer
+
     from beancount_ledger.tools import LedgerToolset
 
-    tools = []
-    for name in sorted(vars(LedgerToolset)):
-        fn = vars(LedgerToolset)[name]
-        if callable(fn) and getattr(fn, "tool", False):
-            tools.append(
-                {"name": name, "signature": str(inspect.signature(fn)), "doc": inspect.getdoc(fn) or ""}
-            )
-    return tools
+    server = MCPServer("beancount-ledger")
+    LedgerToolset(vf.ToolsetConfig()).register(server)
+    # The synchronous listing behind `MCPServer.list_tools` (mcp is pinned exactly).
+    return tuple(
+        {"name": t.name, "description": t.description, "input_schema": t.parameters}
+        for t in sorted(server._tool_manager.list_tools(), key=lambda t: t.name)
+    )
 
 
 def episode_digest() -> dict[str, object]:
     """The contract as recorded on a rollout: its SHA-256, the versions and the limits."""
-    libraries = {name: version(name) for name in ("verifiers", "beancount", "mcp", "pydantic")}
+    libraries = {name: version(name) for name in SCHEMA_LIBRARIES}
     body = {
         "versions": VERSIONS,
         "limits": LIMITS,
         "libraries": libraries,
-        "tools": _tool_surface(),
+        "tools": tool_schemas(),
         "system_prompt": SYSTEM_PROMPT,
         "user_prompt": USER_PROMPT,
     }

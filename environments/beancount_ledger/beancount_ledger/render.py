@@ -112,6 +112,16 @@ def archive_csv(world: World) -> str:
 
 def policy_md(world: World) -> str:
     month = f"{world.start:%B %Y}"
+    # Hard worlds book a second copy of a payment without its bank_ref: the rule that dates and tags it.
+    untagged = (
+        "8. Every transaction of the month (other than the opening balances) that moves money through\n"
+        f"   `{BANK}` carries the `bank_ref` of the statement line that shows it or, for a cheque not\n"
+        "   yet presented, its `cheque` number. A second booking of a statement line that lacks its\n"
+        "   `bank_ref` concerns the statement line of the transaction it repeats: its correction is dated\n"
+        "   with that line's `date` and carries that line's `bank_ref`.\n"
+        if world.hard
+        else ""
+    )
     return f"""# Accounting policy: {world.company}
 
 ## The job
@@ -136,16 +146,20 @@ correct the books, and deliver the corrected `ledger.beancount` with `write_ledg
 6. A cheque written in the prior period is already in the opening balances (see
    `archive_prior_period.csv`); when it clears this month it needs no new expense or payment entry.
    A cheque written this month that the bank has not yet paid is a timing difference, not an error.
-7. Amounts are in {CURRENCY}, exact to the cent.
-
+7. Amounts are in {CURRENCY}, exact to the cent, and every transaction's postings sum to exactly zero
+   (no prices, costs or residuals, however small).
+{untagged}
 ## What is checked
-- The ledger must load in beancount with no errors at all; otherwise the result scores 0.
+- The ledger must load in beancount with no errors at all, and every transaction must sum to exactly
+  zero; otherwise the result scores 0.
 - Score = 0.5 x (share of accounts in `accounts.csv` whose balance at {world.end} is exactly right)
   + 0.5 x (share of discrepancies corrected as described above),
-  minus 0.1 for each existing record changed or removed, each new transaction that does not correct a
-  discrepancy (no `bank_ref` of a statement line that needed correcting), each `pad` or other
-  non-transaction directive added (except `balance` and `note`), and each account opened that is not in
-  `accounts.csv`; never below 0.
+  minus 0.1 for each existing record changed or removed (a changed record that keeps its `bank_ref`,
+  or its date when it has no `bank_ref`, is charged once; otherwise its new version also counts as a
+  new transaction), each new transaction that does not correct a discrepancy (one without the `bank_ref`
+  of a statement line that needed correcting, or one of the entries carrying such a `bank_ref` that
+  together do not net to its correction), each `pad` or other non-transaction directive added (except
+  `balance` and `note`), and each account opened that is not in `accounts.csv`; never below 0.
 - The latest ledger accepted by `write_ledger` is the one scored, whether or not you call `submit`.
   If no ledger was ever written, the score is 0.
 """

@@ -2,16 +2,21 @@
 
 1. **Refusal** (`refusal`): `plugin` and `include` directives and any `option` other than the
    allowed ones are refused from the text alone, before beancount ever loads it (a plugin is
-   Python code).
-2. **Parse gate**: beancount's `load_string` must return no errors at all, else the score is 0.
+   Python code). A carriage return counts as a line start (beancount skips it as whitespace).
+2. **Parse gate**: beancount's `load_string` must return no errors at all, else the score is 0;
+   nor may any transaction leave units unbalanced in a currency (a residual beancount's
+   tolerance accepted, or one hidden by a price or a cost: a one-legged plug).
 3. **Components**: `balances` = share of chart accounts whose balance at the period end is
    exactly the expected Decimal (compared exactly, so beancount's ±0.01 assertion tolerance
    never matters); `resolved` = share of planted discrepancies corrected by exactly one new
    transaction dated on its bank line, tagged ``bank_ref: "<ref>"``, whose postings net to the
    planted fix.
-4. **Penalties**, 0.1 each: an original record (transaction or `open`) changed or removed;
-   a new transaction that corrects no planted discrepancy, or a new directive other than
-   `balance`/`note`; an opened account outside the chart.
+4. **Penalties**, 0.1 each: an original record (transaction or `open`) changed or removed
+   (its edited copy, recognised by its `bank_ref`, or by its date when it has none, is not
+   charged again); a new transaction that
+   corrects no planted discrepancy: one without a planted line's `bank_ref`, or one of the
+   entries carrying a planted ref that together do not net to its fix; a new directive other
+   than `balance`/`note`; an opened account outside the chart.
 
 reward = max(0, 0.5 * balances + 0.5 * resolved - 0.1 * penalties).
 """
@@ -40,7 +45,8 @@ _ALLOWED_NEW = (data.Balance, data.Note)
 
 def refusal(text: str) -> str | None:
     """Why `text` must never be loaded (a plugin, an include, a disallowed option), else None."""
-    for match in _DIRECTIVE.finditer(text):
+    # Beancount's lexer skips a carriage return as whitespace: a directive may start right after one.
+    for match in _DIRECTIVE.finditer(text.replace("\r", "\n")):
         keyword, rest = match.group(1), match.group(2)
         if keyword != "option":
             return f"`{keyword}` directives are not allowed (line: {match.group(0).strip()[:80]!r})"
@@ -111,10 +117,31 @@ def _fingerprint(entry: Any) -> tuple:
 
 
 def _recorded(entries: list[Any]) -> list[Any]:
-    """Transactions and opens as written (beancount's synthesized padding excluded)."""
+    """Transactions and opens as written: beancount's padding, synthesized at a `pad` directive's line,
+    is excluded (a transaction merely *flagged* ``P`` by its author is not)."""
+    pads = {(e.meta.get("filename"), e.meta.get("lineno")) for e in entries if isinstance(e, data.Pad)}
+
+    def synthesized(e: Any) -> bool:
+        return e.flag == "P" and (e.meta.get("filename"), e.meta.get("lineno")) in pads
+
     return [
-        e for e in entries if isinstance(e, data.Open) or (isinstance(e, data.Transaction) and e.flag != "P")
+        e
+        for e in entries
+        if isinstance(e, data.Open) or (isinstance(e, data.Transaction) and not synthesized(e))
     ]
+
+
+def unbalanced(entries: list[Any]) -> list[str]:
+    """Transactions whose units do not net to zero in every currency."""
+    out = []
+    for e in entries:
+        if isinstance(e, data.Transaction):
+            units: dict[str, Decimal] = defaultdict(Decimal)
+            for p in e.postings:
+                units[p.units.currency] += p.units.number
+            if residual := {c: v for c, v in units.items() if v != 0}:
+                out.append(f"{e.date} {e.narration!r}: units do not balance, residual {residual}")
+    return out
 
 
 @lru_cache(maxsize=64)
@@ -145,6 +172,9 @@ def score(text: str | None, key: Key) -> Score:
     if errors or options.get("plugin") or options.get("include"):
         result.errors = [printer.format_error(e).strip()[:300] for e in errors[:10]]
         return result
+    if problems := unbalanced(entries):
+        result.errors = problems[:10]
+        return result
     result.loaded = True
 
     totals: dict[str, Decimal] = defaultdict(Decimal)
@@ -159,7 +189,12 @@ def score(text: str | None, key: Key) -> Score:
     removed = original - seen
     result.damaged = sum(removed.values())
     # A changed record reappears as a new one with its bank_ref: one penalty (damage), not two.
-    edited_refs = {v for fp in removed if fp[0] == "txn" for k, v in fp[5] if k == "bank_ref"}
+    # One new record per changed one, never every entry that borrows the ref.
+    # A record without a bank_ref is recognised by its date.
+    replaced: Counter[str] = Counter()
+    for fp, n in removed.items():
+        if fp[0] == "txn":
+            replaced[dict(fp[5]).get("bank_ref") or f"date:{fp[1]}"] += n
     new_records = seen - original
     new_entries = [e for e in _recorded(entries) if new_records[_fingerprint(e)] > 0]
     # A record appearing more often than in the original: only the surplus copies are new.
@@ -184,12 +219,17 @@ def score(text: str | None, key: Key) -> Score:
             ref = str((entry.meta or {}).get("bank_ref", ""))
             if ref in refs:
                 groups[ref].append(entry)
-            elif ref not in edited_refs:
+            elif replaced[ref or f"date:{entry.date}"] > 0:
+                replaced[ref or f"date:{entry.date}"] -= 1
+            else:
                 result.fabricated += 1
     for fix in key.fixes:
         group = groups.get(fix["ref"], [])
         wanted = {a: Decimal(v) for a, v in fix["fix"].items()}
-        if len(group) == 1 and group[0].date.isoformat() == fix["date"] and _net(group) == wanted:
+        if _net(group) != wanted:
+            # Entries carrying the line's ref that do not net to its fix correct nothing.
+            result.fabricated += max(0, len(group) - replaced[fix["ref"]])
+        elif len(group) == 1 and group[0].date.isoformat() == fix["date"]:
             result.resolved.append(fix["ref"])
 
     value = (

@@ -6,8 +6,10 @@ manifest) are written into the rollout's workspace; the model works through six 
 writes the corrected ledger.
 Reward (`ledger`, weight 1): `scorer.score` of the latest ledger accepted by `write_ledger`:
 parse-gated, 0.5 x balances hit + 0.5 x discrepancies resolved - 0.1 per penalty; 0 when
-nothing was written. Knob ``selectors``: ``bank_recon_001`` (the shipped world) or ``dev:<n>``
-(the world generated from integer n).
+nothing was written.
+Knobs: ``selectors`` (list; default the shipped ``bank_recon_001``; keyed ``train:<n>``,
+``eval:<n>``, ``train:<n>:hard`` and ranges such as ``eval:0-199``, see `keys.py`) and
+``manifest`` (the signed release manifest keyed selectors must be in, see `release.py`).
 """
 
 from collections.abc import Iterator
@@ -15,28 +17,17 @@ from datetime import date
 from typing import Any
 
 import verifiers.v1 as vf
-from pydantic import field_validator
+from pydantic import field_validator, model_validator
 
-from beancount_ledger import contract, render, world
+from beancount_ledger import contract, keys, release, render, world
+from beancount_ledger.keys import SHIPPED, Refused
 from beancount_ledger.scorer import Key, Score, score
 from beancount_ledger.tools import LedgerState, LedgerToolset
 
-SHIPPED = "bank_recon_001"
-
-
-def resolve(selector: str) -> world.World:
-    """The world a selector names."""
-    if selector == SHIPPED:
-        return world.bank_recon_001()
-    kind, _, n = selector.partition(":")
-    if kind == "dev" and n.isdigit():
-        return world.generate(int(n))
-    raise ValueError(
-        f"unknown selector {selector!r}; use {SHIPPED!r} or 'dev:<n>' with n a non-negative integer"
-    )
-
 
 class LedgerData(vf.TaskData):
+    public_id: str
+    """Derived from the eight public files alone (`public_id`)."""
     files: dict[str, str]
     """The eight public files, by name."""
     balances: dict[str, str]
@@ -109,6 +100,7 @@ class LedgerTask(vf.Task[LedgerData, LedgerState, LedgerTaskConfig]):
         trace.info["budget_hits"] = getattr(state, "budget_hits", 0)
         trace.info["tool_calls"] = dict(getattr(state, "tool_calls", {}))
         trace.info["episode_contract"] = contract.episode_digest()
+        trace.info["public_id"] = self.data.public_id
 
     def _score(self, trace: vf.Trace) -> Score:
         return score(trace.info.get("ledger"), key_of(self.data))
@@ -135,27 +127,56 @@ class LedgerTask(vf.Task[LedgerData, LedgerState, LedgerTaskConfig]):
 
 class LedgerConfig(vf.TasksetConfig):
     selectors: list[str] = [SHIPPED]
-    """Worlds to serve: 'bank_recon_001' or 'dev:<n>'."""
+    """Worlds to serve: 'bank_recon_001', 'train:<n>', 'eval:<n>', 'train:<n>:hard' or a range
+    such as 'eval:0-199' (expanded on validation)."""
+    manifest: str | None = None
+    """The signed release manifest (default ~/.piv/beancount-ledger/manifest.json)."""
     task: LedgerTaskConfig = LedgerTaskConfig()
 
     @field_validator("selectors")
     @classmethod
-    def _known(cls, value: list[str]) -> list[str]:
-        for selector in value:
-            if selector != SHIPPED:
-                kind, _, n = selector.partition(":")
-                if kind != "dev" or not n.isdigit():
-                    raise ValueError(f"unknown selector {selector!r}; use {SHIPPED!r} or 'dev:<n>'")
-        return value
+    def _expand(cls, value: list[str]) -> list[str]:
+        out = [s for selector in value for s in keys.expand(selector)]
+        if not out:
+            raise ValueError("selectors: name at least one world")
+        return out
+
+    @model_validator(mode="after")
+    def _admitted(self) -> "LedgerConfig":
+        try:
+            release.admit(self.selectors, self.manifest)
+        except Refused as refusal:
+            raise ValueError(f"selectors refused, {refusal}") from None
+        return self
 
 
-def make_task_data(selector: str) -> LedgerData:
-    w = resolve(selector)
+def public_id(files: dict[str, str]) -> str:
+    """A world's public name, a digest of the public files' bytes (nothing secret goes in)."""
+    return "bl-" + release.digest(sorted(files.items()))[:16]
+
+
+CERTIFIED = ("id", "public_id", "name", "system_prompt", "prompt", "files", "balances", "fixes", "period_end")
+
+
+def task_digest(data: LedgerData) -> str:
+    """What the manifest certifies for a selector: every byte of the task data that defines it
+    (not the position a taskset gives it)."""
+    return release.digest(data.model_dump(mode="json", include=set(CERTIFIED)))
+
+
+def make_task_data(selector: str, secret: bytes | None = None) -> LedgerData:
+    """The task data of canonical `selector` (keyed ones need the secret; read when not given)."""
+    return data_of(selector, keys.resolve(selector, secret))
+
+
+def data_of(selector: str, w: world.World) -> LedgerData:
+    """The task data of world `w`, served under `selector`."""
     files = render.public_files(w)
-    if len(files[render.LEDGER].encode()) > contract.LEDGER_ENVELOPE:
-        raise ValueError(f"{selector}: ledger over the {contract.LEDGER_ENVELOPE}-byte envelope")
+    if problems := contract.envelope_problems(files):
+        raise ValueError(f"{selector}: {'; '.join(problems)}")
     return LedgerData(
         id=selector,
+        public_id=public_id(files),
         name=f"{w.company} {w.start:%Y-%m}",
         system_prompt=contract.SYSTEM_PROMPT,
         prompt=contract.USER_PROMPT.format(company=w.company, month=f"{w.start:%B %Y}"),
@@ -168,5 +189,15 @@ def make_task_data(selector: str) -> LedgerData:
 
 class LedgerTaskset(vf.Taskset[LedgerTask, LedgerConfig]):
     def load(self) -> Iterator[LedgerTask]:
+        """Every selector, admitted by `release.admit`, its world checked against its certified digest."""
+        certified = release.admit(self.config.selectors, self.config.manifest)
+        secret = keys.read_secret() if any(keys.is_keyed(s) for s in self.config.selectors) else None
         for selector in self.config.selectors:
-            yield LedgerTask(make_task_data(selector), self.config.task)
+            data = make_task_data(selector, secret)
+            if selector in certified and task_digest(data) != certified[selector]:
+                raise Refused(
+                    "version mismatch",
+                    f"{selector!r} no longer regenerates the world its manifest certified "
+                    "(the generator changed without a version bump); run the preflight again",
+                )
+            yield LedgerTask(data, self.config.task)

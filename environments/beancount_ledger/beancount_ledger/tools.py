@@ -22,7 +22,7 @@ import verifiers.v1 as vf
 
 from beancount_ledger.contract import LEDGER_ENVELOPE, OBSERVATION_BUDGET, REPLY_CAP, SLICE_LINES
 from beancount_ledger.render import FILE_NAMES, LEDGER
-from beancount_ledger.scorer import refusal
+from beancount_ledger.scorer import refusal, unbalanced
 
 
 class LedgerState(vf.State):
@@ -50,7 +50,8 @@ def _load(text: str) -> tuple[list, list[str], dict]:
     from beancount.parser import printer
 
     entries, errors, options = loader.load_string(text)
-    return entries, [printer.format_error(e).strip() for e in errors], options
+    problems = [printer.format_error(e).strip() for e in errors] or unbalanced(entries)
+    return entries, problems, options
 
 
 class LedgerToolset(vf.Toolset[vf.ToolsetConfig, LedgerState]):

@@ -6,8 +6,10 @@ shows for it when it touches the operating account) and the planted discrepancie
 What the bookkeeper actually booked, the public files, the golden ledger and the expected
 balances are all projections of it (`render.py`); nothing else is consulted.
 
-A generated world is a pure function of an integer seed (`generate`); the shipped task
-`bank_recon_001` is the hand-authored world returned by `bank_recon_001()`.
+A generated world is a pure function of its integer seed, profile (standard or hard) and range of
+years (`generate`); the shipped task `bank_recon_001` is the hand-authored world returned by
+`bank_recon_001()`. Standard worlds plant one of each of `PLANT_KINDS`; hard worlds are longer and
+plant one of each of `HARD_KINDS`, beside decoys that are correct as booked.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ CHART: tuple[tuple[str, str, str], ...] = (
 ACCOUNTS: tuple[str, ...] = tuple(name for name, _, _ in CHART)
 
 PLANT_KINDS = ("missing", "wrong_amount", "duplicate", "wrong_account", "prior_period")
+HARD_KINDS = (*PLANT_KINDS, "transposed_cents", "untagged_duplicate", "receipt_to_sales")
 
 
 def money(value: str | int | Decimal) -> Decimal:
@@ -140,6 +143,8 @@ class World:
     """The month's entries as the bookkeeper booked them (discrepancies included), in order."""
     plants: tuple[Plant, ...]
     bank_opening: Decimal
+    hard: bool = False
+    """Generated with the hard profile (its policy states the rule for untagged bank entries)."""
 
     @property
     def bank_lines(self) -> list[BankLine]:
@@ -173,10 +178,11 @@ def apply_plants(
     """Book `events` with the planted discrepancies; return the booked entries and the plants.
 
     Each plant is (kind, event index, argument): ``missing`` drops the event's entry,
-    ``wrong_amount`` books it at the amount given, ``duplicate`` books it twice,
-    ``wrong_account`` posts its payables leg to the account given, and ``prior_period``
-    (the event is a bank line with no entry: a prior-period cheque clearing) books it again
-    as a payment to the vendor named by the argument."""
+    ``wrong_amount`` and ``transposed_cents`` book it at the amount given, ``duplicate`` books it
+    twice, ``untagged_duplicate`` books it again the number of days given later without its
+    ``bank_ref``, ``wrong_account`` and ``receipt_to_sales`` post its settlement leg (payables or
+    receivables) to the account given, and ``prior_period`` (the event is a bank line with no entry:
+    a prior-period cheque clearing) books it again as a payment to the vendor named by the argument."""
     booked: list[tuple[date, int, Entry]] = []
     out: list[Plant] = []
     by_index = {index: (kind, arg) for kind, index, arg in plants}
@@ -194,7 +200,7 @@ def apply_plants(
             wrong: list[Entry] = []
             fix = _net(list(true.postings))
             text = f"bank line {bank.ref} ({bank.description}) is not in the ledger"
-        elif kind == "wrong_amount":
+        elif kind in ("wrong_amount", "transposed_cents"):
             assert true is not None and isinstance(arg, Decimal)
             amount = abs(bank.amount)
             scale = lambda v, to=arg: to if v > 0 else -to  # noqa: E731
@@ -213,18 +219,31 @@ def apply_plants(
             wrong = [true, true]
             fix = _net(_minus(true.postings))
             text = f"bank line {bank.ref} was booked twice"
-        elif kind == "wrong_account":
+        elif kind == "untagged_duplicate":
+            assert true is not None and isinstance(arg, int)
+            copy = Entry(
+                true.date + timedelta(days=arg),
+                true.payee,
+                true.narration,
+                true.postings,
+                tuple((k, v) for k, v in true.meta if k != "bank_ref"),
+            )
+            wrong = [true, copy]
+            fix = _net(_minus(copy.postings))
+            text = f"bank line {bank.ref} was booked again on {copy.date} without its bank_ref"
+        elif kind in ("wrong_account", "receipt_to_sales"):
             assert true is not None and isinstance(arg, str)
+            leg = next(p.account for p in true.postings if p.account in (AR, AP))
             bad = Entry(
                 true.date,
                 true.payee,
                 true.narration,
-                tuple(Posting(arg if p.account == AP else p.account, p.amount) for p in true.postings),
+                tuple(Posting(arg if p.account == leg else p.account, p.amount) for p in true.postings),
                 true.meta,
             )
             wrong = [bad]
             fix = _net([*true.postings, *_minus(bad.postings)])
-            text = f"bank line {bank.ref} was posted to {arg} instead of {AP}"
+            text = f"bank line {bank.ref} was posted to {arg} instead of {leg}"
         elif kind == "prior_period":
             assert true is None and isinstance(arg, str)
             amount = -bank.amount
@@ -239,7 +258,7 @@ def apply_plants(
             fix = _net(_minus(bad.postings))
             text = f"bank line {bank.ref} clears a prior-period cheque that was booked again"
         else:
-            raise ValueError(f"unknown plant kind {kind!r}; expected one of {PLANT_KINDS}")
+            raise ValueError(f"unknown plant kind {kind!r}; expected one of {HARD_KINDS}")
         booked.extend((e.date, index, e) for e in wrong)
         out.append(Plant(kind, bank.ref, bank.date, text, fix))
     booked.sort(key=lambda t: (t[0], t[1]))
@@ -298,10 +317,34 @@ def _transposed(amount: Decimal) -> Decimal:
     return amount + money(9)
 
 
-def generate(seed: int) -> World:
-    """The world of integer `seed`: identical in every process (string-seeded RNG)."""
-    rng = random.Random(f"beancount-ledger/world/{seed}")
-    year = 2023 + rng.randint(0, 2)
+def _cents_swapped(amount: Decimal) -> Decimal:
+    """`amount` with its two cents digits swapped (the same amount when they are equal)."""
+    text = f"{amount:.2f}"
+    return money(text[:-2] + text[-1] + text[-2])
+
+
+# Per profile: ranges of customers, vendors, invoices, bills, receipts and payments this month.
+SIZES = {
+    False: ((4, 6), (4, 6), (11, 16), (9, 13), (9, 13), (8, 12)),
+    True: ((5, 7), (5, 7), (17, 21), (13, 16), (14, 17), (13, 16)),
+}
+
+
+def generate(
+    seed: int, *, hard: bool = False, years: tuple[int, int] = (2023, 2025), world_id: str | None = None
+) -> World:
+    """The world of integer `seed`, its period in a year of `years` (inclusive): identical in every
+    process (string-seeded RNG). `world_id` (default ``dev:<seed>``) only labels it; it is never
+    rendered. ``hard`` gives a longer month with the eight `HARD_KINDS` of discrepancy and decoys."""
+    first_year, last_year = years
+    if first_year > last_year:
+        raise ValueError(f"years must be (first, last) with first <= last, not {years!r}")
+    # The standard profile over the default years keeps the stream of generator version 2.
+    standard = not hard and (first_year, last_year) == (2023, 2025)
+    profile = "" if standard else f"/{'hard' if hard else 'standard'}/{first_year}-{last_year}"
+    rng = random.Random(f"beancount-ledger/world/{seed}{profile}")
+    n_customers, n_vendors, n_invoices, n_bills, n_receipts, n_payments = SIZES[hard]
+    year = rng.randint(first_year, last_year)
     month = rng.randint(1, 12)
     start = date(year, month, 1)
     end = (start + timedelta(days=32)).replace(day=1) - timedelta(days=1)
@@ -309,11 +352,11 @@ def generate(seed: int) -> World:
     company = rng.choice(COMPANIES)
     customers = tuple(
         Party(f"C{i + 1:02d}", name, rng.choice((14, 30)), SALES)
-        for i, name in enumerate(rng.sample(CUSTOMER_NAMES, rng.randint(4, 6)))
+        for i, name in enumerate(rng.sample(CUSTOMER_NAMES, rng.randint(*n_customers)))
     )
     vendors = tuple(
         Party(f"V{i + 1:02d}", name, rng.choice((7, 14, 30)), account)
-        for i, (name, account) in enumerate(rng.sample(VENDORS, rng.randint(4, 6)))
+        for i, (name, account) in enumerate(rng.sample(VENDORS, rng.randint(*n_vendors)))
     )
     day = lambda lo=1, hi=None: start + timedelta(days=rng.randint(lo, hi or end.day) - 1)  # noqa: E731
 
@@ -399,22 +442,37 @@ def generate(seed: int) -> World:
         entry = Entry(d, payee, narration, tuple(legs), (("bank_ref", ref), *extra))
         events.append(Event(entry, BankLine(d, ref, desc, amount)))
 
-    # This month's invoices and bills (no bank effect).
-    for _ in range(rng.randint(11, 16)):
-        c, d = rng.choice(customers), day(1, end.day - 3)
+    def invoice(c: Party, d: date, amt: Decimal) -> str:
+        nonlocal inv_no
         inv_no += 1
-        ref, amt = f"INV-{inv_no}", _amount(rng, 250, 5200)
-        events.append(
-            Event(
-                Entry(
-                    d, c.name, f"Invoice {ref}", (Posting(AR, amt), Posting(SALES, -amt)), (("invoice", ref),)
-                ),
-                None,
-            )
+        ref = f"INV-{inv_no}"
+        entry = Entry(
+            d, c.name, f"Invoice {ref}", (Posting(AR, amt), Posting(SALES, -amt)), (("invoice", ref),)
         )
+        events.append(Event(entry, None))
+        return ref
+
+    later = lambda first: first + timedelta(days=rng.randint(1, max(1, (end - first).days)))  # noqa: E731
+
+    def receipt(c: Party, ref: str, amt: Decimal, issued: date) -> None:
+        d = later(max(issued, start))
+        legs = [Posting(BANK, amt), Posting(AR, -amt)]
+        bank_event(d, c.name, f"Receipt {ref}", legs, f"DEPOSIT {c.name.upper()} {ref}")
+
+    # This month's invoices and bills (no bank effect).
+    unpaid: list[tuple[Party, str, Decimal, date]] = []
+    for _ in range(rng.randint(*n_invoices)):
+        c, d = rng.choice(customers), day(1, end.day - 3)
+        amt = _amount(rng, 250, 5200)
+        ref = invoice(c, d, amt)
         if d.day + c.terms_days <= end.day or rng.random() < 0.5:
             open_invoices.append((c, ref, amt, d))
-    for _ in range(rng.randint(9, 13)):
+        else:
+            unpaid.append((c, ref, amt, d))
+    # Receipt plants need receipts: in a month where too few invoices are due, the earliest are paid early.
+    unpaid.sort(key=lambda i: (i[3], i[1]))
+    open_invoices += unpaid[: max(0, (2 if hard else 1) - len(open_invoices))]
+    for _ in range(rng.randint(*n_bills)):
         v, d = rng.choice(vendors), day(1, end.day - 3)
         bill_no += 1
         ref, amt = f"BILL-{bill_no}", _amount(rng, 120, 4200)
@@ -428,20 +486,20 @@ def generate(seed: int) -> World:
         )
         open_bills.append((v, ref, amt, d))
 
-    later = lambda first: first + timedelta(days=rng.randint(1, max(1, (end - first).days)))  # noqa: E731
     # Receipts and payments over the bank.
-    receipts = rng.sample(open_invoices, min(len(open_invoices), rng.randint(9, 13)))
+    receipts = rng.sample(open_invoices, min(len(open_invoices), rng.randint(*n_receipts)))
     for c, ref, amt, issued in receipts:
-        d = later(max(issued, start))
-        bank_event(
-            d,
-            c.name,
-            f"Receipt {ref}",
-            [Posting(BANK, amt), Posting(AR, -amt)],
-            f"DEPOSIT {c.name.upper()} {ref}",
-        )
-    payments = rng.sample(open_bills, min(len(open_bills), rng.randint(8, 12)))
-    for v, ref, amt, issued in payments[:-1]:
+        receipt(c, ref, amt, issued)
+    twins: list[str] = []
+    if hard:  # A decoy: two customers pay invoices of the very same amount, both genuine.
+        amt = _amount(rng, 400, 3000)
+        for c in rng.sample(customers, 2):
+            issued = day(1, end.day - 10)
+            twins.append(invoice(c, issued, amt))
+            receipt(c, twins[-1], amt, issued)
+    payments = rng.sample(open_bills, min(len(open_bills), rng.randint(*n_payments)))
+    cheques = 2 if hard else 1
+    for v, ref, amt, issued in payments[:-cheques]:
         d = later(max(issued, start))
         bank_event(
             d,
@@ -470,44 +528,63 @@ def generate(seed: int) -> World:
         [Posting(SAVINGS, moved), Posting(BANK, -moved)],
         "TRANSFER TO SAVINGS",
     )
-    # A cheque written this month that the bank has not yet paid (a reconciling item, not an error).
-    v, ref, amt, _ = payments[-1]
-    chq_no += 1
-    events.append(
-        Event(
-            Entry(
-                end - timedelta(days=rng.randint(0, 2)),
-                v.name,
-                f"Payment {ref}",
-                (Posting(AP, amt), Posting(BANK, -amt)),
-                (("cheque", f"CHQ-{chq_no}"),),
-            ),
-            None,
+    # Cheques written this month that the bank has not yet paid (reconciling items, not errors).
+    for v, ref, amt, _ in payments[-cheques:]:
+        chq_no += 1
+        events.append(
+            Event(
+                Entry(
+                    end - timedelta(days=rng.randint(0, 2)),
+                    v.name,
+                    f"Payment {ref}",
+                    (Posting(AP, amt), Posting(BANK, -amt)),
+                    (("cheque", f"CHQ-{chq_no}"),),
+                ),
+                None,
+            )
         )
-    )
     # The prior-period cheque clears this month: a bank line with no entry of this month.
     events.append(Event(None, BankLine(day(2, 12), "pending", f"CHEQUE {prior_chq[0]}", -prior_chq[1])))
 
     events = _number_bank_lines(events, start)
+    narration = lambda i: events[i].entry.narration  # type: ignore[union-attr]  # noqa: E731
     bank_idx = [i for i, e in enumerate(events) if e.bank and e.entry]
-    receipt_idx = [i for i in bank_idx if events[i].entry.narration.startswith("Receipt")]  # type: ignore[union-attr]
-    payment_idx = [i for i in bank_idx if events[i].entry.narration.startswith("Payment")]  # type: ignore[union-attr]
-    other_idx = [i for i in bank_idx if i not in receipt_idx and i not in payment_idx]
+    receipt_idx = [
+        i for i in bank_idx if narration(i).startswith("Receipt") and narration(i).split()[-1] not in twins
+    ]
+    payment_idx = [i for i in bank_idx if narration(i).startswith("Payment")]
+    other_idx = [i for i in bank_idx if not narration(i).startswith(("Receipt", "Payment"))]
     dup = rng.choice(receipt_idx)
     missing = rng.choice([i for i in receipt_idx + other_idx if i != dup])
     wrong_amt, wrong_acct = rng.sample(payment_idx, 2)
     cleared = next(i for i, e in enumerate(events) if e.entry is None)
     wrong_to = next(v.account for v in vendors if v.name == events[wrong_acct].entry.payee)  # type: ignore[union-attr]
+    amount = lambda i: abs(events[i].bank.amount)  # type: ignore[union-attr]  # noqa: E731
     plants: list[tuple[str, int, object]] = [
         ("missing", missing, None),
         ("duplicate", dup, None),
-        ("wrong_amount", wrong_amt, _transposed(abs(events[wrong_amt].bank.amount))),  # type: ignore[union-attr]
+        ("wrong_amount", wrong_amt, _transposed(amount(wrong_amt))),
         ("wrong_account", wrong_acct, wrong_to),
         ("prior_period", cleared, chq_vendor.name),
     ]
+    if hard:
+        used = {dup, missing, wrong_amt, wrong_acct}
+        to_sales = rng.choice([i for i in receipt_idx if i not in used])
+        used.add(to_sales)
+        again = rng.choice([i for i in payment_idx if i not in used and events[i].bank.date < end])  # type: ignore[union-attr]
+        used.add(again)
+        keyed = rng.choice(
+            [i for i in receipt_idx + payment_idx if i not in used and _cents_swapped(amount(i)) != amount(i)]
+        )
+        gap = rng.randint(1, min(3, (end - events[again].bank.date).days))  # type: ignore[union-attr]
+        plants += [
+            ("transposed_cents", keyed, _cents_swapped(amount(keyed))),
+            ("untagged_duplicate", again, gap),
+            ("receipt_to_sales", to_sales, SALES),
+        ]
     booked, planted = apply_plants(events, plants)
     return World(
-        world_id=f"dev:{seed}",
+        world_id=f"dev:{seed}" if world_id is None else world_id,
         company=company,
         start=start,
         end=end,
@@ -519,6 +596,7 @@ def generate(seed: int) -> World:
         booked=booked,
         plants=planted,
         bank_opening=book_bank + prior_chq[1],
+        hard=hard,
     )
 
 

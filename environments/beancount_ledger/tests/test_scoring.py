@@ -116,6 +116,21 @@ def test_edit_instead_of_correction_does_not_resolve(data):
     assert result.damaged == 1 and result.resolved == []
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "reward"),
+    [
+        ('"Invoice INV-2046"', '"Invoice INV-2046 (Dunmore)"', 0.9),  # no bank_ref, same date: once
+        ('"Receipt INV-2041"', '"Receipt INV-2041 (Baxter)"', 0.9),  # bank_ref kept: once
+        ("2024-03-12 * \"Dunmore Bakery\"", "2024-03-13 * \"Dunmore Bakery\"", 0.8),  # re-dated: twice
+    ],
+)
+def test_a_changed_record_costs_what_the_policy_says(data, old, new, reward):
+    golden = golden_of(data)
+    assert golden.count(old) == 1
+    result = score(golden.replace(old, new), key_of(data))
+    assert result.damaged == 1 and result.reward == reward, result
+
+
 def _scored(ledger, submitted):
     """Finalize and score a rollout whose tools left `ledger` as the latest accepted write."""
     import asyncio

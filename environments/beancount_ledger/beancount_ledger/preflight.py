@@ -1,0 +1,234 @@
+"""The release preflight: mint the keyed population, gate every world, and write the signed manifest.
+
+``beancount-ledger-preflight [--train 1000] [--eval 200] [--hard 200] [--manifest PATH]``
+
+Phase 1, offline, in worker processes, on every minted world:
+- minting twice gives byte-identical task data;
+- every public file is within its envelope (`contract.envelope_problems`);
+- the golden ledger scores 1.0, and so does the reference bookkeeper working from the public files;
+- the ledger as given, and every attack of the corpus (`attacks.py`), scores no more than the
+  entitlement oracle allows (`entitlement.py`), and the ledger as given scores below 1.0.
+
+Phase 2 signs a pending manifest of the worlds that passed and verifies every record through the
+real serving door in a fresh process: verifiers resolves the env config and loads the taskset as
+`eval` would, the taskset admits each selector against the signed manifest and rebuilds its task,
+whose digest must equal the record's. The manifest is then written with the records that passed
+both phases. Exit status 0 only when every world passed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from beancount_ledger import keys, release
+
+EPSILON = 1e-9
+
+
+@dataclass
+class Minted:
+    selector: str
+    record: dict[str, Any] | None = None
+    failures: list[str] = field(default_factory=list)
+    attacks: list[tuple[str, float, float]] = field(default_factory=list)
+
+
+def population(train: int, eval_: int, hard: int) -> list[str]:
+    return [
+        *(f"train:{n}" for n in range(train)),
+        *(f"eval:{n}" for n in range(eval_)),
+        *(f"train:{n}:hard" for n in range(hard)),
+    ]
+
+
+def mint(selector: str) -> Minted:
+    """Phase 1 for one selector (runs in a worker; the secret comes from the environment)."""
+    from beancount_ledger import attacks, baselines, render
+    from beancount_ledger.entitlement import entitled
+    from beancount_ledger.scorer import score
+    from beancount_ledger.taskset import data_of, golden_of, key_of, task_digest
+
+    out = Minted(selector)
+    try:
+        secret = keys.read_secret()
+        w, again = keys.resolve(selector, secret), keys.resolve(selector, secret)
+        data = data_of(selector, w)
+        if task_digest(data) != task_digest(data_of(selector, again)):
+            out.failures.append("re-minting is not byte-identical")
+        key = key_of(data)
+        golden = score(golden_of(data), key).reward
+        if golden != 1.0:
+            out.failures.append(f"golden ledger scores {golden}")
+        files = data.files
+        solved = baselines.reference_ledger(
+            files[render.LEDGER], files["bank_statement.csv"], files["archive_prior_period.csv"]
+        )
+        if (reference := score(solved, key).reward) != 1.0:
+            out.failures.append(f"reference bookkeeper scores {reference}")
+        untouched, bound = score(key.original, key).reward, entitled(w, frozenset())
+        if not untouched < 1.0 or untouched > bound + EPSILON:
+            out.failures.append(f"ledger as given scores {untouched} (entitled to {bound})")
+        for result in attacks.audit(w):
+            out.attacks.append((result.name, result.reward, result.entitlement))
+            if result.reward > result.entitlement + EPSILON:
+                out.failures.append(f"attack {result.name} scores {result.reward} > {result.entitlement}")
+        out.record = {
+            "population": keys.population(selector),
+            "public_id": data.public_id,
+            "digest": task_digest(data),
+            "ledger_bytes": len(files[render.LEDGER].encode()),
+            "plants": len(data.fixes),
+            "untouched": untouched,
+        }
+    except Exception as error:  # a world that cannot be minted fails its gate, it does not stop the run
+        out.failures.append(f"{type(error).__name__}: {error}")
+    return out
+
+
+def _progress():
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+    )
+
+
+def phase_one(selectors: list[str], workers: int) -> list[Minted]:
+    context = multiprocessing.get_context("spawn")
+    results: list[Minted] = []
+    with context.Pool(workers) as pool, _progress() as bar:
+        task = bar.add_task("phase 1: offline gates", total=len(selectors))
+        for minted in pool.imap_unordered(mint, selectors, chunksize=4):
+            results.append(minted)
+            bar.advance(task)
+    order = {s: i for i, s in enumerate(selectors)}
+    return sorted(results, key=lambda m: order[m.selector])
+
+
+def verify(manifest: Path) -> dict[str, str]:
+    """Phase 2 (in a fresh process): every record through the serving door -> {selector: problem}."""
+    from verifiers.v1.utils.loaders import load_environment, resolve_env_config
+
+    from beancount_ledger.taskset import task_digest
+
+    records = release.read_manifest(manifest, keys.read_secret())
+    selectors = sorted(records)
+    config = resolve_env_config(
+        {"taskset": {"id": "beancount-ledger", "selectors": selectors, "manifest": str(manifest)}}
+    )
+    problems = {s: "not served" for s in selectors}
+    with _progress() as bar:
+        task = bar.add_task("phase 2: serving door", total=len(selectors))
+        try:
+            for served in load_environment(config).taskset:
+                selector = served.data.id
+                if task_digest(served.data) == records[selector]["digest"]:
+                    problems.pop(selector, None)
+                else:
+                    problems[selector] = "digest differs from the record"
+                bar.advance(task)
+        except keys.Refused as refusal:
+            problems = {s: f"refused: {refusal}" for s in problems}
+    return problems
+
+
+def phase_two(manifest: Path) -> dict[str, str]:
+    """Run `verify` in a fresh interpreter without the development override."""
+    env = {k: v for k, v in os.environ.items() if k != release.OVERRIDE_ENV}
+    done = subprocess.run(
+        [sys.executable, "-m", "beancount_ledger.preflight", "--verify", str(manifest)],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"phase 2 could not run (exit {done.returncode})")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def corpus_table(minted: list[Minted]) -> str:
+    """Attack family x worlds: max reward, max entitlement, smallest margin, exploits."""
+    rows: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for m in minted:
+        for name, reward, entitlement in m.attacks:
+            rows[name].append((reward, entitlement))
+    lines = [
+        "| attack | worlds | max reward | max entitlement | min margin | exploits |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, pairs in sorted(rows.items()):
+        margin = min(e - r for r, e in pairs)
+        exploits = sum(r > e + EPSILON for r, e in pairs)
+        lines.append(
+            f"| {name} | {len(pairs)} | {max(r for r, _ in pairs):.3f} | {max(e for _, e in pairs):.3f} "
+            f"| {margin:.3f} | {exploits} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="beancount-ledger-preflight", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--train", type=int, default=1000, help="train:<n> worlds (default 1000)")
+    parser.add_argument("--eval", type=int, default=200, help="eval:<n> worlds (default 200)")
+    parser.add_argument("--hard", type=int, default=200, help="train:<n>:hard worlds (default 200)")
+    parser.add_argument(
+        "--manifest", default=None, help=f"where to write it (default {release.DEFAULT_MANIFEST})"
+    )
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--verify", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.verify:
+        print(json.dumps(verify(Path(args.verify))))
+        return 0
+
+    started = time.perf_counter()
+    secret = keys.read_secret()
+    target = release.manifest_path(args.manifest)
+    selectors = population(args.train, args.eval, args.hard)
+    for selector in selectors:
+        keys.expand(selector)  # the indices are in range
+    minted = phase_one(selectors, max(1, args.workers))
+    passed = {m.selector: m.record for m in minted if not m.failures and m.record}
+    failed = [m for m in minted if m.failures]
+    pending = target.with_name(target.stem + ".pending.json")
+    release.write_manifest(pending, passed, secret, phase="pending")
+    problems = phase_two(pending) if passed else {}
+    pending.unlink()
+    released = {s: r for s, r in passed.items() if s not in problems}
+    counts = {p: sum(1 for s in selectors if keys.population(s) == p) for p in keys.POPULATIONS}
+    release.write_manifest(target, released, secret, phase="released", populations=counts)
+    wall = time.perf_counter() - started
+
+    by_population = ", ".join(
+        f"{p} {sum(1 for s in released if keys.population(s) == p)}/{n}" for p, n in counts.items() if n
+    )
+    print(corpus_table(minted))
+    print(f"phase 1 (offline gates): {len(passed)}/{len(selectors)} worlds passed")
+    for m in failed[:10]:
+        print(f"  {m.selector}: {'; '.join(m.failures)}")
+    print(f"phase 2 (serving door): {len(passed) - len(problems)}/{len(passed)} records verified")
+    for selector, problem in list(problems.items())[:10]:
+        print(f"  {selector}: {problem}")
+    print(f"released: {len(released)}/{len(selectors)} ({by_population})")
+    print(f"manifest: {target} (signed; {len(released)} records)")
+    print(f"wall time: {wall:.1f} s with {args.workers} workers")
+    return 0 if len(released) == len(selectors) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

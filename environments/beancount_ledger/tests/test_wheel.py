@@ -1,0 +1,92 @@
+"""The released artefact: the wheel's file list, and an installed copy refusing the development override.
+
+Builds the beancount-ledger and piv-core wheels, audits the file list, then installs them into a
+fresh virtualenv (dependencies from the uv cache) and asks that copy for an unmanifested world with
+the override set.
+"""
+
+import os
+import pwd
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from beancount_ledger import keys, release
+
+ROOT = Path(__file__).resolve().parents[3]
+UV = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv") or "uv"
+SHIPPED = re.compile(r"beancount_ledger/[a-z_]+\.py|beancount_ledger-[\d.]+\.dist-info/[A-Za-z_./]+")
+
+
+def _build(package: str, out: Path) -> Path:
+    subprocess.run(
+        [UV, "build", "--wheel", "--package", package, "--out-dir", str(out), "--quiet"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
+    return next(out.glob(f"{package.replace('-', '_')}-*.whl"))
+
+
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory):
+    out = tmp_path_factory.mktemp("dist")
+    return _build("beancount-ledger", out), _build("piv-core", out)
+
+
+@pytest.mark.e2e
+def test_the_wheel_ships_code_only(wheels, dev_worlds):
+    names = zipfile.ZipFile(wheels[0]).namelist()
+    assert "beancount_ledger/taskset.py" in names and "beancount_ledger/release.py" in names
+    stray = [n for n in names if not SHIPPED.fullmatch(n)]
+    assert stray == [], f"not code or metadata: {stray}"
+    assert not [n for n in names if "test" in n or n.endswith((".beancount", ".json", ".csv"))]
+    blob = b"".join(zipfile.ZipFile(wheels[0]).read(n) for n in names)
+    secrets = [dev_worlds.encode()]
+    home = Path(pwd.getpwuid(os.getuid()).pw_dir)  # the operator's, not the fixture's
+    if (operator := home / keys.SECRET_FILE.removeprefix("~/")).is_file():
+        secrets.append(operator.read_bytes().strip())
+    assert not [s for s in secrets if s and s in blob], "a secret is in the wheel"
+
+
+@pytest.mark.e2e
+def test_an_installed_copy_ignores_the_development_override(wheels, tmp_path):
+    venv = tmp_path / "venv"
+    subprocess.run([UV, "venv", str(venv), "--quiet", "--python", sys.executable], check=True)
+    python = venv / "bin" / "python"
+    subprocess.run(
+        [UV, "pip", "install", "--quiet", "--python", str(python), *map(str, wheels)],
+        check=True,
+        capture_output=True,
+    )
+    probe = (
+        "import beancount_ledger, pydantic\n"
+        "from beancount_ledger import release\n"
+        "from beancount_ledger.taskset import LedgerConfig\n"
+        "print('installed at', beancount_ledger.__file__)\n"
+        "print('source checkout:', release.source_checkout())\n"
+        "try:\n"
+        "    LedgerConfig(selectors=['eval:0'])\n"
+        "    print('ADMITTED')\n"
+        "except pydantic.ValidationError as error:\n"
+        "    print(error.errors()[0]['msg'])\n"
+    )
+    env = {
+        **os.environ,
+        keys.SECRET_ENV: "a secret of at least sixteen bytes",
+        release.OVERRIDE_ENV: "1",
+        "HOME": str(tmp_path),
+        "PYTHONPATH": "",
+    }
+    done = subprocess.run(
+        [str(python), "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert str(venv) in output and "source checkout: False" in output
+    assert "ADMITTED" not in output
+    assert "not in the manifest" in output and f"{release.OVERRIDE_ENV} is ignored" in output
