@@ -121,7 +121,7 @@ def test_edit_instead_of_correction_does_not_resolve(data):
     [
         ('"Invoice INV-2046"', '"Invoice INV-2046 (Dunmore)"', 0.9),  # no bank_ref, same date: once
         ('"Receipt INV-2041"', '"Receipt INV-2041 (Baxter)"', 0.9),  # bank_ref kept: once
-        ("2024-03-12 * \"Dunmore Bakery\"", "2024-03-13 * \"Dunmore Bakery\"", 0.8),  # re-dated: twice
+        ('2024-03-12 * "Dunmore Bakery"', '2024-03-13 * "Dunmore Bakery"', 0.8),  # re-dated: twice
     ],
 )
 def test_a_changed_record_costs_what_the_policy_says(data, old, new, reward):

@@ -77,7 +77,7 @@ def datum_line(grid: Grid) -> str:
         return "Datum shift: none; the grid is defined on WGS 84 itself."
     if shift.method == "null transformation":
         return (
-            f'Datum shift: treat {grid.datum} and WGS 84 as coincident, the EPSG null transformation '
+            f"Datum shift: treat {grid.datum} and WGS 84 as coincident, the EPSG null transformation "
             f'"{shift.name}" (EPSG:{shift.code}).'
         )
     return (

@@ -190,4 +190,3 @@ class GeoTaskset(vf.Taskset[GeoTask, GeoConfig]):
     def load(self) -> Iterator[GeoTask]:
         for idx in itertools.count():
             yield GeoTask(make_task_data(self.config, idx), self.config.task)
-
