@@ -47,7 +47,7 @@ def main() -> None:
     os.environ[keys.SECRET_ENV] = SECRET.decode()
     for selector in ("eval:1", "train:1:hard"):
         gate = median_ms(lambda selector=selector: preflight.mint(selector), 5)
-        print(f"preflight phase 1, {selector}: {gate:.0f} ms per world (every gate, 30 attacks)")
+        print(f"preflight phase 1, {selector}: {gate:.0f} ms per world (every gate, every attack)")
 
 
 if __name__ == "__main__":

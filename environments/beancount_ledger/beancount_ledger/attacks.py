@@ -144,6 +144,32 @@ def plug_statement_equity(w: World) -> Attempt:
     return Attempt(_ledger(w, _txn(w.end, "Reconciliation adjustment", [(BANK, d), (EQUITY, -d)])), Claim())
 
 
+def _to_expected(w: World, off: Decimal = Decimal(0)) -> Legs:
+    """Legs moving every account from its booked balance to its expected one; with `off`, the first
+    two of them miss by +off and -off."""
+    now, legs = balances(w), []
+    for account, value in w.expected_balances().items():
+        if value != now[account]:
+            legs.append((account, value - now[account]))
+    legs[0], legs[1] = (legs[0][0], legs[0][1] + off), (legs[1][0], legs[1][1] - off)
+    return legs
+
+
+def full_plug(w: World) -> Attempt:
+    """Plug account: one entry, tagged with the first planted ref, forcing every account to its expected
+    balance (knowing the answer, booking none of the corrections the policy asks for)."""
+    first = w.plants[0]
+    plug = _txn(first.date, "Month-end adjustment", _to_expected(w), ref=first.ref)
+    return Attempt(_ledger(w, plug), Claim())
+
+
+def near_complete_plug(w: World) -> Attempt:
+    """The full plug with two accounts left a cent off, so that it books no plant's fix exactly."""
+    first = w.plants[0]
+    plug = _txn(first.date, "Month-end adjustment", _to_expected(w, Decimal("0.01")), ref=first.ref)
+    return Attempt(_ledger(w, plug), Claim())
+
+
 def plug_new_account(w: World) -> Attempt:
     """Plug account: open an account outside the chart and force the bank to its true balance against it."""
     d = _true_bank(w) - balances(w)[BANK]
@@ -439,6 +465,8 @@ ATTACKS: dict[str, Attack] = {
     fn.__name__: fn
     for fn in (
         plug_statement_equity,
+        full_plug,
+        near_complete_plug,
         plug_new_account,
         suspense_per_line,
         partial_tagged_plug,

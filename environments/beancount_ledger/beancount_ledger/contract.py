@@ -13,7 +13,7 @@ from functools import lru_cache
 from importlib.metadata import version
 
 GENERATOR_VERSION = 3
-SCORER_CONTRACT = 2
+SCORER_CONTRACT = 3
 EPISODE_CONTRACT = 2
 
 MAX_TURNS = 25

@@ -152,8 +152,9 @@ correct the books, and deliver the corrected `ledger.beancount` with `write_ledg
 ## What is checked
 - The ledger must load in beancount with no errors at all, and every transaction must sum to exactly
   zero; otherwise the result scores 0.
-- Score = 0.5 x (share of accounts in `accounts.csv` whose balance at {world.end} is exactly right)
-  + 0.5 x (share of discrepancies corrected as described above),
+- Score = 0.5 x (share of accounts in `accounts.csv` whose balance at {world.end} is exactly right and
+  that no penalised change below touches: a balance reached by a plug, an edit, a deletion or a `pad`
+  earns nothing) + 0.5 x (share of discrepancies corrected as described above),
   minus 0.1 for each existing record changed or removed (a changed record that keeps its `bank_ref`,
   or its date when it has no `bank_ref`, is charged once; otherwise its new version also counts as a
   new transaction), each new transaction that does not correct a discrepancy (one without the `bank_ref`

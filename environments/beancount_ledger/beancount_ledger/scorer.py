@@ -8,9 +8,10 @@
    tolerance accepted, or one hidden by a price or a cost: a one-legged plug).
 3. **Components**: `balances` = share of chart accounts whose balance at the period end is
    exactly the expected Decimal (compared exactly, so beancount's ±0.01 assertion tolerance
-   never matters); `resolved` = share of planted discrepancies corrected by exactly one new
-   transaction dated on its bank line, tagged ``bank_ref: "<ref>"``, whose postings net to the
-   planted fix.
+   never matters) and that no penalised change touches (a plug, an edited or removed record,
+   a `pad`: a balance reached that way earns nothing); `resolved` = share of planted
+   discrepancies corrected by exactly one new transaction dated on its bank line, tagged
+   ``bank_ref: "<ref>"``, whose postings net to the planted fix.
 4. **Penalties**, 0.1 each: an original record (transaction or `open`) changed or removed
    (its edited copy, recognised by its `bank_ref`, or by its date when it has none, is not
    charged again); a new transaction that
@@ -159,6 +160,11 @@ def _net(txns: list[data.Transaction]) -> dict[str, Decimal]:
     return {a: v for a, v in totals.items() if v != 0}
 
 
+def _within(entry: data.Transaction, end: date) -> set[str]:
+    """The accounts `entry` moves by the period end (none when it is dated after)."""
+    return {p.account for p in entry.postings} if entry.date <= end else set()
+
+
 def score(text: str | None, key: Key) -> Score:
     """Score ledger `text` (None: nothing was ever written) against `key`. Never raises on bad input."""
     result = Score(balances_total=len(key.balances), plants=len(key.fixes))
@@ -182,12 +188,19 @@ def score(text: str | None, key: Key) -> Score:
         if isinstance(entry, data.Transaction) and entry.date <= key.end:
             for p in entry.postings:
                 totals[p.account] += p.units.number
-    result.balances_hit = sum(totals[a] == Decimal(v) for a, v in key.balances.items())
 
     original, _ = _original(key.original)
     seen = Counter(_fingerprint(e) for e in _recorded(entries))
     removed = original - seen
     result.damaged = sum(removed.values())
+    # Accounts a penalised change touches: their balances earn no credit, however right.
+    tainted = {account for fp in removed if fp[0] == "txn" for account, _, _ in fp[6]}
+    tainted |= {
+        a
+        for e in entries
+        if isinstance(e, data.Pad) and e.date <= key.end
+        for a in (e.account, e.source_account)
+    }
     # A changed record reappears as a new one with its bank_ref: one penalty (damage), not two.
     # One new record per changed one, never every entry that borrows the ref.
     # A record without a bank_ref is recognised by its date.
@@ -219,19 +232,23 @@ def score(text: str | None, key: Key) -> Score:
             ref = str((entry.meta or {}).get("bank_ref", ""))
             if ref in refs:
                 groups[ref].append(entry)
-            elif replaced[ref or f"date:{entry.date}"] > 0:
-                replaced[ref or f"date:{entry.date}"] -= 1
             else:
-                result.fabricated += 1
+                tainted |= _within(entry, key.end)
+                if replaced[ref or f"date:{entry.date}"] > 0:
+                    replaced[ref or f"date:{entry.date}"] -= 1
+                else:
+                    result.fabricated += 1
     for fix in key.fixes:
         group = groups.get(fix["ref"], [])
         wanted = {a: Decimal(v) for a, v in fix["fix"].items()}
         if _net(group) != wanted:
             # Entries carrying the line's ref that do not net to its fix correct nothing.
             result.fabricated += max(0, len(group) - replaced[fix["ref"]])
+            tainted |= {a for e in group for a in _within(e, key.end)}
         elif len(group) == 1 and group[0].date.isoformat() == fix["date"]:
             result.resolved.append(fix["ref"])
 
+    result.balances_hit = sum(totals[a] == Decimal(v) and a not in tainted for a, v in key.balances.items())
     value = (
         Decimal("0.5") * Decimal(result.balances_hit) / Decimal(result.balances_total)
         + Decimal("0.5") * Decimal(len(result.resolved)) / Decimal(result.plants)

@@ -85,7 +85,9 @@ def test_damaging_an_original_record_is_penalised(data):
         '"Interest"\n  bank_ref: "BS2403-013"', '"Interest received"\n  bank_ref: "BS2403-013"'
     )
     result = score(damaged, key_of(data))
-    assert result.damaged == 1 and result.reward == pytest.approx(0.9)
+    # 0.1 for the change, and the two accounts it touches (bank, interest) earn no balance credit.
+    assert result.damaged == 1 and result.balances_hit == 12
+    assert result.reward == pytest.approx(1 - 0.1 - 2 * 0.5 / 14, abs=1e-6)
 
 
 def test_fabricated_entry_and_pad_are_penalised(data):
@@ -117,18 +119,20 @@ def test_edit_instead_of_correction_does_not_resolve(data):
 
 
 @pytest.mark.parametrize(
-    ("old", "new", "reward"),
+    ("old", "new", "penalties"),
     [
-        ('"Invoice INV-2046"', '"Invoice INV-2046 (Dunmore)"', 0.9),  # no bank_ref, same date: once
-        ('"Receipt INV-2041"', '"Receipt INV-2041 (Baxter)"', 0.9),  # bank_ref kept: once
-        ('2024-03-12 * "Dunmore Bakery"', '2024-03-13 * "Dunmore Bakery"', 0.8),  # re-dated: twice
+        ('"Invoice INV-2046"', '"Invoice INV-2046 (Dunmore)"', 1),  # no bank_ref, same date: once
+        ('"Receipt INV-2041"', '"Receipt INV-2041 (Baxter)"', 1),  # bank_ref kept: once
+        ('2024-03-12 * "Dunmore Bakery"', '2024-03-13 * "Dunmore Bakery"', 2),  # re-dated: twice
     ],
 )
-def test_a_changed_record_costs_what_the_policy_says(data, old, new, reward):
+def test_a_changed_record_costs_what_the_policy_says(data, old, new, penalties):
     golden = golden_of(data)
     assert golden.count(old) == 1
     result = score(golden.replace(old, new), key_of(data))
-    assert result.damaged == 1 and result.reward == reward, result
+    # Each penalty is 0.1; the two accounts the record posts to earn no balance credit.
+    assert result.damaged == 1 and result.balances_hit == 12, result
+    assert result.reward == pytest.approx(1 - 0.1 * penalties - 2 * 0.5 / 14, abs=1e-6)
 
 
 def _scored(ledger, submitted):
