@@ -18,7 +18,8 @@ already in the transcript and decides the next call.
 import csv
 import io
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Callable
 from datetime import date
 from decimal import Decimal
 from typing import Any
@@ -171,6 +172,21 @@ def _finish(results: dict[str, list[str]], write: Any) -> list[ToolCall]:
     return [ToolCall("submit")]
 
 
+Writer = Callable[[str, str, str], str]
+"""A bookkeeper: (ledger, bank statement, prior-period archive) -> the ledger it writes."""
+
+
+def _writes(writer: Writer) -> Policy:
+    """The policy that reads the three files, writes what `writer` makes of them, checks and submits."""
+
+    def policy(conversation: Conversation) -> list[ToolCall]:
+        results = _results(conversation)
+        return _finish(results, lambda: writer(*(_file(results, name) for name in READS)))
+
+    policy.__name__ = policy.__qualname__ = writer.__name__.removesuffix("_ledger")
+    return policy
+
+
 def reference_ledger(ledger: str, statement: str, archive: str) -> str:
     """The reference bookkeeper's corrected ledger, from three public files alone."""
     fixes = corrections(ledger, statement, archive)
@@ -180,113 +196,75 @@ def reference_ledger(ledger: str, statement: str, archive: str) -> str:
     return f"{ledger.rstrip()}\n\n{body}\n"
 
 
-def reference(conversation: Conversation) -> list[ToolCall]:
-    results = _results(conversation)
-    return _finish(results, lambda: reference_ledger(*(_file(results, name) for name in READS)))
+def untouched_ledger(ledger: str, statement: str, archive: str) -> str:
+    return ledger
 
 
-def untouched(conversation: Conversation) -> list[ToolCall]:
-    results = _results(conversation)
-    return _finish(results, lambda: _file(results, "ledger.beancount"))
+def plug_ledger(ledger: str, statement: str, archive: str) -> str:
+    from beancount import loader
+    from beancount.core import data
+
+    last = list(csv.DictReader(io.StringIO(statement)))[-1]
+    entries, _, _ = loader.load_string(ledger)
+    postings = (p for e in entries if isinstance(e, data.Transaction) for p in e.postings)
+    diff = Decimal(last["balance"]) - sum((p.units.number for p in postings if p.account == BANK), Decimal(0))
+    plugged = (
+        f'{last["date"]} * "Reconciliation adjustment"\n  {BANK}  {_money(diff)} AUD\n'
+        f"  Equity:Opening-Balances  {_money(-diff)} AUD"
+    )
+    return f"{ledger.rstrip()}\n\n{plugged}\n"
 
 
-def plug(conversation: Conversation) -> list[ToolCall]:
-    results = _results(conversation)
+def rewrite_ledger(ledger: str, statement: str, archive: str) -> str:
+    from beancount import loader
+    from beancount.core import amount, data
+    from beancount.parser import printer
 
-    def write() -> str:
-        ledger = _file(results, "ledger.beancount")
-        lines = list(csv.DictReader(io.StringIO(_file(results, "bank_statement.csv"))))
-        closing = Decimal(lines[-1]["balance"])
-        from beancount import loader
-        from beancount.core import data
-
-        entries, _, _ = loader.load_string(ledger)
-        book = sum(
-            (
-                p.units.number
-                for e in entries
-                if isinstance(e, data.Transaction)
-                for p in e.postings
-                if p.account == BANK
-            ),
-            Decimal(0),
-        )
-        diff = closing - book
-        plugged = (
-            f'{lines[-1]["date"]} * "Reconciliation adjustment"\n  {BANK}  {_money(diff)} AUD\n'
-            f"  Equity:Opening-Balances  {_money(-diff)} AUD"
-        )
-        return f"{ledger.rstrip()}\n\n{plugged}\n"
-
-    return _finish(results, write)
-
-
-def rewrite(conversation: Conversation) -> list[ToolCall]:
-    results = _results(conversation)
-
-    def write() -> str:
-        from beancount import loader
-        from beancount.core import amount, data
-        from beancount.parser import printer
-
-        ledger = _file(results, "ledger.beancount")
-        fixes = corrections(
-            ledger, _file(results, "bank_statement.csv"), _file(results, "archive_prior_period.csv")
-        )
-        entries, _, _ = loader.load_string(ledger)
-        by_ref = {line["ref"]: (line, dict(legs)) for line, legs in fixes}
-        out, seen, added = [], set(), []
-        for e in entries:
-            ref = (e.meta or {}).get("bank_ref") if isinstance(e, data.Transaction) else None
-            if ref in by_ref:
-                line, legs = by_ref[ref]
-                if (
-                    ref in seen
-                    or any(r in line["description"] for r in ("CHQ-",))
-                    and len([x for x in entries if (getattr(x, "meta", None) or {}).get("bank_ref") == ref])
-                    == 1
-                ):
-                    continue  # delete the duplicate copy / the re-booked prior-period cheque
-                seen.add(ref)
-                postings = []
-                for p in e.postings:
-                    value = p.units.number + legs.pop(p.account, Decimal(0))
-                    if value:
-                        postings.append(p._replace(units=amount.Amount(value, "AUD")))
-                for account, value in legs.items():
-                    postings.append(
-                        data.Posting(account, amount.Amount(value, "AUD"), None, None, None, None)
-                    )
-                e = e._replace(postings=postings)
-            out.append(e)
-        for ref, (line, legs) in by_ref.items():
-            if ref not in seen and not any(r in line["description"] for r in ("CHQ-",)):
-                added.append(_entry(line["date"], "Missing bank line", ref, list(legs.items())))
-        header = "\n".join(x for x in ledger.splitlines() if x.startswith("option "))
-        body = "\n".join(printer.format_entry(e) for e in out)
-        return f"{header}\n\n{body}\n" + "".join(f"\n{a}\n" for a in added)
-
-    return _finish(results, write)
+    fixes = corrections(ledger, statement, archive)
+    entries, _, _ = loader.load_string(ledger)
+    by_ref = {line["ref"]: (line, dict(legs)) for line, legs in fixes}
+    tagged = Counter((getattr(e, "meta", None) or {}).get("bank_ref") for e in entries)
+    out, seen, added = [], set(), []
+    for e in entries:
+        ref = (e.meta or {}).get("bank_ref") if isinstance(e, data.Transaction) else None
+        if ref in by_ref:
+            line, legs = by_ref[ref]
+            if ref in seen or "CHQ-" in line["description"] and tagged[ref] == 1:
+                continue  # delete the duplicate copy / the re-booked prior-period cheque
+            seen.add(ref)
+            postings = []
+            for p in e.postings:
+                value = p.units.number + legs.pop(p.account, Decimal(0))
+                if value:
+                    postings.append(p._replace(units=amount.Amount(value, "AUD")))
+            for account, value in legs.items():
+                postings.append(data.Posting(account, amount.Amount(value, "AUD"), None, None, None, None))
+            e = e._replace(postings=postings)
+        out.append(e)
+    for ref, (line, legs) in by_ref.items():
+        if ref not in seen and "CHQ-" not in line["description"]:
+            added.append(_entry(line["date"], "Missing bank line", ref, list(legs.items())))
+    header = "\n".join(x for x in ledger.splitlines() if x.startswith("option "))
+    body = "\n".join(printer.format_entry(e) for e in out)
+    return f"{header}\n\n{body}\n" + "".join(f"\n{a}\n" for a in added)
 
 
-def invent(conversation: Conversation) -> list[ToolCall]:
-    results = _results(conversation)
+def invent_ledger(ledger: str, statement: str, archive: str) -> str:
+    fixes = corrections(ledger, statement, archive)
+    start = min(date.fromisoformat(line["date"]) for line, _ in fixes).replace(day=1)
+    body = []
+    for line, legs in fixes:
+        if bank := sum((v for a, v in legs if a == BANK), Decimal(0)):
+            moved = [(BANK, bank), (SUSPENSE, -bank)]
+            body.append(_entry(line["date"], f"Adjustment {line['ref']}", line["ref"], moved))
+    return f"{ledger.rstrip()}\n\n{start} open {SUSPENSE} AUD\n\n" + "\n\n".join(body) + "\n"
 
-    def write() -> str:
-        ledger = _file(results, "ledger.beancount")
-        fixes = corrections(
-            ledger, _file(results, "bank_statement.csv"), _file(results, "archive_prior_period.csv")
-        )
-        start = min(date.fromisoformat(line["date"]) for line, _ in fixes).replace(day=1)
-        body = []
-        for line, legs in fixes:
-            bank = sum((v for a, v in legs if a == BANK), Decimal(0))
-            moved = [(BANK, bank), (SUSPENSE, -bank)] if bank else [(SUSPENSE, Decimal("0.00"))]
-            if bank:
-                body.append(_entry(line["date"], f"Adjustment {line['ref']}", line["ref"], moved))
-        return f"{ledger.rstrip()}\n\n{start} open {SUSPENSE} AUD\n\n" + "\n\n".join(body) + "\n"
 
-    return _finish(results, write)
+reference = _writes(reference_ledger)
+untouched = _writes(untouched_ledger)
+plug = _writes(plug_ledger)
+rewrite = _writes(rewrite_ledger)
+invent = _writes(invent_ledger)
 
 
 def _written(results: dict[str, list[str]]) -> bool:
