@@ -33,6 +33,10 @@ class Attempt(NamedTuple):
     claim: Claim
 
 
+EPSILON = 1e-9
+"""Slack of the `reward <= entitlement` gate (both are quantized to the millionth)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class AttackResult:
     name: str
@@ -41,6 +45,10 @@ class AttackResult:
     entitlement: float
     strict: float
     """The entitlement with the claim's ``netted`` plants dropped (only honest corrections count)."""
+
+    @property
+    def exploit(self) -> bool:
+        return self.reward > self.entitlement + EPSILON
 
 
 # --------------------------------------------------------------------------- building blocks
@@ -514,3 +522,23 @@ def audit(w: World, names: Iterable[str] | None = None) -> list[AttackResult]:
             AttackResult(name, w.world_id, reward, entitled_to(w, claim), entitled_to(w, claim, strict=True))
         )
     return out
+
+
+def table(results: Iterable[AttackResult]) -> str:
+    """Markdown, one row per attack family: worlds, max reward, max entitlement, min margin
+    (entitlement - reward), exploits (reward > entitlement) and how often the reward exceeds the strict
+    entitlement (books corrected in another form are over it by design)."""
+    rows: dict[str, list[AttackResult]] = defaultdict(list)
+    for r in results:
+        rows[r.name].append(r)
+    lines = [
+        "| attack | worlds | max reward | max entitlement | min margin | exploits | over strict |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, rs in rows.items():
+        lines.append(
+            f"| {name} | {len(rs)} | {max(r.reward for r in rs):.3f} | {max(r.entitlement for r in rs):.3f} "
+            f"| {min(r.entitlement - r.reward for r in rs):.3f} | {sum(r.exploit for r in rs)} "
+            f"| {sum(r.reward > r.strict + EPSILON for r in rs)} |"
+        )
+    return "\n".join(lines)

@@ -25,14 +25,11 @@ import os
 import subprocess
 import sys
 import time
-from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from beancount_ledger import keys, release
-
-EPSILON = 1e-9
 
 
 @dataclass
@@ -40,7 +37,8 @@ class Minted:
     selector: str
     record: dict[str, Any] | None = None
     failures: list[str] = field(default_factory=list)
-    attacks: list[tuple[str, float, float]] = field(default_factory=list)
+    attacks: list[Any] = field(default_factory=list)
+    """`attacks.AttackResult` of every attack on this world."""
 
 
 def population(train: int, eval_: int, hard: int) -> list[str]:
@@ -76,11 +74,11 @@ def mint(selector: str) -> Minted:
         if (reference := score(solved, key).reward) != 1.0:
             out.failures.append(f"reference bookkeeper scores {reference}")
         untouched, bound = score(key.original, key).reward, entitled(w, frozenset())
-        if not untouched < 1.0 or untouched > bound + EPSILON:
+        if not untouched < 1.0 or untouched > bound + attacks.EPSILON:
             out.failures.append(f"ledger as given scores {untouched} (entitled to {bound})")
-        for result in attacks.audit(w):
-            out.attacks.append((result.name, result.reward, result.entitlement))
-            if result.reward > result.entitlement + EPSILON:
+        out.attacks = attacks.audit(w)
+        for result in out.attacks:
+            if result.exploit:
                 out.failures.append(f"attack {result.name} scores {result.reward} > {result.entitlement}")
         out.record = {
             "population": keys.population(selector),
@@ -161,26 +159,6 @@ def phase_two(manifest: Path) -> dict[str, str]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def corpus_table(minted: list[Minted]) -> str:
-    """Attack family x worlds: max reward, max entitlement, smallest margin, exploits."""
-    rows: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for m in minted:
-        for name, reward, entitlement in m.attacks:
-            rows[name].append((reward, entitlement))
-    lines = [
-        "| attack | worlds | max reward | max entitlement | min margin | exploits |",
-        "|---|---|---|---|---|---|",
-    ]
-    for name, pairs in sorted(rows.items()):
-        margin = min(e - r for r, e in pairs)
-        exploits = sum(r > e + EPSILON for r, e in pairs)
-        lines.append(
-            f"| {name} | {len(pairs)} | {max(r for r, _ in pairs):.3f} | {max(e for _, e in pairs):.3f} "
-            f"| {margin:.3f} | {exploits} |"
-        )
-    return "\n".join(lines)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="beancount-ledger-preflight", description=__doc__.split("\n\n")[0])
     parser.add_argument("--train", type=int, default=1000, help="train:<n> worlds (default 1000)")
@@ -217,7 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     by_population = ", ".join(
         f"{p} {sum(1 for s in released if keys.population(s) == p)}/{n}" for p, n in counts.items() if n
     )
-    print(corpus_table(minted))
+    from beancount_ledger import attacks
+
+    print(attacks.table(r for m in minted for r in m.attacks))
     print(f"phase 1 (offline gates): {len(passed)}/{len(selectors)} worlds passed")
     for m in failed[:10]:
         print(f"  {m.selector}: {'; '.join(m.failures)}")

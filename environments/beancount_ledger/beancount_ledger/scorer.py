@@ -190,7 +190,8 @@ def score(text: str | None, key: Key) -> Score:
                 totals[p.account] += p.units.number
 
     original, _ = _original(key.original)
-    seen = Counter(_fingerprint(e) for e in _recorded(entries))
+    recorded = [(e, _fingerprint(e)) for e in _recorded(entries)]
+    seen = Counter(fp for _, fp in recorded)
     removed = original - seen
     result.damaged = sum(removed.values())
     # Accounts a penalised change touches: their balances earn no credit, however right.
@@ -208,13 +209,10 @@ def score(text: str | None, key: Key) -> Score:
     for fp, n in removed.items():
         if fp[0] == "txn":
             replaced[dict(fp[5]).get("bank_ref") or f"date:{fp[1]}"] += n
-    new_records = seen - original
-    new_entries = [e for e in _recorded(entries) if new_records[_fingerprint(e)] > 0]
     # A record appearing more often than in the original: only the surplus copies are new.
-    surplus = Counter(new_records)
+    surplus = seen - original
     fresh: list[Any] = []
-    for entry in reversed(new_entries):
-        fp = _fingerprint(entry)
+    for entry, fp in reversed(recorded):
         if surplus[fp] > 0:
             surplus[fp] -= 1
             fresh.append(entry)

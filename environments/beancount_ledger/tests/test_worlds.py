@@ -9,16 +9,12 @@ from decimal import Decimal
 
 import pytest
 import verifiers.v1 as vf
-from beancount_ledger import baselines, render, scorer, world
+from beancount_ledger import attacks, baselines, render, scorer, world
 from beancount_ledger.tools import LedgerToolset
 from piv_core.endpoint import Conversation
 
 SEEDS = range(100)
 CHUNKS = [(hard, lo) for hard in (False, True) for lo in range(0, len(SEEDS), 10)]
-
-
-def _key(w: world.World) -> scorer.Key:
-    return scorer.Key(render.ledger_text(w), render.expected_balances(w), render.fixes(w), w.end)
 
 
 def _written(policy, w: world.World, tmp_path, monkeypatch) -> str:
@@ -43,7 +39,7 @@ def _written(policy, w: world.World, tmp_path, monkeypatch) -> str:
 def test_golden_and_reference_score_one(hard, lo, tmp_path, monkeypatch):
     for seed in SEEDS[lo : lo + 10]:
         w = world.generate(seed, hard=hard)
-        key = _key(w)
+        key = attacks.key(w)
         assert scorer.score(render.golden_ledger(w), key).reward == 1.0, seed
         assert scorer.score(_written(baselines.reference, w, tmp_path, monkeypatch), key).reward == 1.0, seed
 
@@ -108,7 +104,7 @@ def test_standard_worlds_keep_five_kinds_and_the_policy():
 def test_untouched_scores_lower_on_hard():
     def untouched(hard):
         return statistics.mean(
-            scorer.score(render.ledger_text(w), _key(w)).reward
+            scorer.score(render.ledger_text(w), attacks.key(w)).reward
             for w in (world.generate(s, hard=hard) for s in range(40))
         )
 
