@@ -6,11 +6,11 @@ nothing about faults or the answer key.
 
 from __future__ import annotations
 
-import csv
-import io
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import NamedTuple
+
+from piv_core.table import read_table
 
 TAXABLE = (
     "general_goods",
@@ -71,14 +71,8 @@ def to_csv(rows: list[Row]) -> str:
 
 def from_csv(text: str) -> list[Row]:
     """Parse `to_csv` output back into rows (raises ValueError on a malformed ledger)."""
-    reader = csv.reader(io.StringIO(text.strip()))
-    header = next(reader, None)
-    if header is None or tuple(header) != COLUMNS:
-        raise ValueError(f"ledger header must be {','.join(COLUMNS)}, got {header}")
     rows = []
-    for fields in reader:
-        if len(fields) != len(COLUMNS):
-            raise ValueError(f"ledger line has {len(fields)} fields, expected {len(COLUMNS)}: {fields}")
+    for fields in read_table(text, COLUMNS):
         txn_id, day, kind, counterparty, invoice, category, amount, gst, abn = fields
         try:
             rows.append(

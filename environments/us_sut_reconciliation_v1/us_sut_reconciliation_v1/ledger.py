@@ -6,11 +6,11 @@ tax rates, faults or the return.
 
 from __future__ import annotations
 
-import csv
-import io
 from datetime import date, timedelta
 from decimal import Decimal
 from typing import NamedTuple
+
+from piv_core.table import read_table
 
 TAXABLE = (
     "general_merchandise",
@@ -99,14 +99,8 @@ def _flag(text: str) -> bool:
 
 def from_csv(text: str) -> list[Row]:
     """Parse `to_csv` output back into rows (raises ValueError on a malformed ledger)."""
-    reader = csv.reader(io.StringIO(text.strip()))
-    header = next(reader, None)
-    if header is None or tuple(header) != COLUMNS:
-        raise ValueError(f"ledger header must be {','.join(COLUMNS)}, got {header}")
     rows = []
-    for fields in reader:
-        if len(fields) != len(COLUMNS):
-            raise ValueError(f"ledger line has {len(fields)} fields, expected {len(COLUMNS)}: {fields}")
+    for fields in read_table(text, COLUMNS):
         txn_id, invoice, day, kind, category, gross, tax, zip_code, claimed, cert = fields
         if kind not in (SALE, PURCHASE) or category not in CATEGORIES:
             raise ValueError(f"ledger line {txn_id}: unknown type {kind!r} or category {category!r}")
