@@ -12,6 +12,8 @@ from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import NamedTuple
 
+from piv_core.duplicates import plant_duplicates
+
 from au_bas_reconciliation_v1.ledger import GST_FREE, INPUT_TAXED, PURCHASE, SALE, TAXABLE, Quarter, Row
 from au_bas_reconciliation_v1.rules import (
     ABN_THRESHOLD,
@@ -198,17 +200,7 @@ def generate(rng: random.Random, num_rows: int, fault_rate: float) -> Ledger:
                     row = _inject(rng, row, code, quarter)
         rows.append(row)
 
-    copies = set(duplicates)
-    originals = [slot for slot in range(num_rows) if slot not in copies]
-    for slot in duplicates:
-        if not originals:  # every slot drew a duplicate: keep this one as the original
-            originals.append(slot)
-            copies.discard(slot)
-            continue
-        source = rows[originals[int(rng.random() * len(originals))]]
-        later = min(source.date + timedelta(days=int(rng.random() * 21)), max(source.date, quarter.end))
-        rows[slot] = source._replace(date=later)
-    order = sorted(range(num_rows), key=lambda i: (rows[i].date, i in copies, i))
+    ordered = plant_duplicates(rng, rows, duplicates, quarter.end)
     return Ledger(
-        business, quarter, [rows[i]._replace(txn_id=f"T{n:03d}") for n, i in enumerate(order, start=1)]
+        business, quarter, [row._replace(txn_id=f"T{n:03d}") for n, row in enumerate(ordered, start=1)]
     )

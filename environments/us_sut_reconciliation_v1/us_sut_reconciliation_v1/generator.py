@@ -15,6 +15,8 @@ from datetime import date, timedelta
 from decimal import Decimal
 from typing import NamedTuple, TypeVar
 
+from piv_core.duplicates import plant_duplicates
+
 from us_sut_reconciliation_v1.ledger import EXEMPT, PURCHASE, SALE, TAXABLE, Quarter, Row
 from us_sut_reconciliation_v1.rules import (
     CERT_THRESHOLD,
@@ -195,16 +197,6 @@ def generate(rng: random.Random, num_rows: int, fault_rate: float) -> Ledger:
                     row = _inject(rng, row, code, quarter, business_zip)
         rows.append(row)
 
-    repeated = set(copies)
-    originals = [slot for slot in range(num_rows) if slot not in repeated]
-    for slot in copies:
-        if not originals:  # every slot drew a duplicate: this one stays an original
-            originals.append(slot)
-            repeated.discard(slot)
-            continue
-        source = rows[_pick(rng, originals)]
-        later = min(source.date + timedelta(days=int(rng.random() * 21)), max(source.date, quarter.end))
-        rows[slot] = source._replace(date=later)
-    order = sorted(range(num_rows), key=lambda i: (rows[i].date, i in repeated, i))
-    numbered = [rows[i]._replace(txn_id=f"txn_{n:03d}") for n, i in enumerate(order, start=1)]
+    ordered = plant_duplicates(rng, rows, copies, quarter.end)
+    numbered = [row._replace(txn_id=f"txn_{n:03d}") for n, row in enumerate(ordered, start=1)]
     return Ledger(business, business_zip, quarter, numbered)
