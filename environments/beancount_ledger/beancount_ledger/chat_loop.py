@@ -3,7 +3,9 @@
 It replaces the bundled `run_chat_loop` and differs from it in two ways: a reply without tool
 calls does not end the program (the model is reminded, and the episode ends after
 `IDLE_LIMIT` such replies in a row), and every request carries ``max_tokens`` equal to what is
-left of the episode's completion-token ceiling. The names it uses without importing
+left of the episode's completion-token ceiling. Arguments that are not valid Unicode (a lone
+surrogate, which no transport can carry) and any failure of a tool call come back to the
+model as an error message; the loop goes on. The names it uses without importing
 (`call_mcp`, `gate_tool_call`, `bound_tool_message`, `_read_chat_completion`) are the bundled
 program's own; this module is never imported by the package at run time.
 """
@@ -21,6 +23,15 @@ NUDGE = (
     "No tool was called ({idle} of {limit} consecutive replies without a tool call; "
     "the episode ends at {limit}). Continue with the tools, or call submit."
 )
+
+
+def unicode_problem(value) -> str | None:
+    """Why `value` (decoded tool arguments) cannot be sent as UTF-8, else None."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as e:
+        return f"error: the arguments are not valid Unicode ({e.reason}); resend them as valid text"
+    return None
 
 
 async def capped_chat(client, model, messages, tools, max_tokens):
@@ -66,10 +77,15 @@ async def run_chat_loop(args, compactor, messages, dispatch, servers, tool_clien
             else:
                 if not isinstance(tool_args, dict):
                     content = "error: tool arguments must be a JSON object; resend as an object"
-                elif name in dispatch:
-                    content = await call_mcp(servers, dispatch, name, tool_args)
-                else:
+                elif name not in dispatch:
                     content = f"error: unknown tool {name!r}"
+                elif problem := unicode_problem(tool_args):
+                    content = problem
+                else:
+                    try:
+                        content = await call_mcp(servers, dispatch, name, tool_args)
+                    except Exception as e:
+                        content = f"error: the {name} call failed ({type(e).__name__}); try again"
             messages.append(
                 bound_tool_message(
                     {"role": "tool", "tool_call_id": call.id, "content": content, "name": name}

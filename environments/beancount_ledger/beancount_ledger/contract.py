@@ -12,9 +12,9 @@ import json
 from functools import lru_cache
 from importlib.metadata import version
 
-GENERATOR_VERSION = 3
-SCORER_CONTRACT = 3
-EPISODE_CONTRACT = 2
+GENERATOR_VERSION = 4
+SCORER_CONTRACT = 4
+EPISODE_CONTRACT = 3
 
 MAX_TURNS = 25
 """Model turns per episode; tool calls made on the last turn are not executed."""
@@ -60,7 +60,7 @@ LIMITS = {
     "observation_budget": OBSERVATION_BUDGET,
     "file_envelope": FILE_ENVELOPE,
 }
-SCHEMA_LIBRARIES = ("verifiers", "mcp", "pydantic", "pydantic-core", "openai", "beancount")
+SCHEMA_LIBRARIES = ("verifiers", "mcp", "pydantic", "pydantic-core", "openai", "beancount", "google-re2")
 """Libraries that generate, carry or shape what the model sees; pinned exactly by the package."""
 VERSIONS = {
     "generator": GENERATOR_VERSION,

@@ -150,8 +150,9 @@ correct the books, and deliver the corrected `ledger.beancount` with `write_ledg
    (no prices, costs or residuals, however small).
 {untagged}
 ## What is checked
-- The ledger must load in beancount with no errors at all, and every transaction must sum to exactly
-  zero; otherwise the result scores 0.
+- The ledger must load in beancount with no errors at all, every amount must be in {CURRENCY} with no
+  price or cost, and every transaction must sum to exactly zero; otherwise the result scores 0. A ledger
+  with a `plugin`, `include`, `document` or disallowed `option` directive is never loaded and scores 0.
 - Score = 0.5 x (share of accounts in `accounts.csv` whose balance at {world.end} is exactly right and
   that no penalised change below touches: a balance reached by a plug, an edit, a deletion or a `pad`
   earns nothing) + 0.5 x (share of discrepancies corrected as described above),

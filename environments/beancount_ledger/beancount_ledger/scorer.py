@@ -1,11 +1,12 @@
 """The deterministic scorer: a written ledger against the world's key, no judge.
 
-1. **Refusal** (`refusal`): `plugin` and `include` directives and any `option` other than the
-   allowed ones are refused from the text alone, before beancount ever loads it (a plugin is
-   Python code). A carriage return counts as a line start (beancount skips it as whitespace).
-2. **Parse gate**: beancount's `load_string` must return no errors at all, else the score is 0;
-   nor may any transaction leave units unbalanced in a currency (a residual beancount's
-   tolerance accepted, or one hidden by a price or a cost: a one-legged plug).
+1. **Gate** (`gate.load`): what beancount's parse recorded decides refusal (an include, a
+   plugin, a document, a disallowed option: never booked); then the ledger must load with no
+   errors at all, every amount in AUD with no price or cost, and every transaction's units
+   netting to exactly zero (a residual beancount's tolerance accepts is still a one-legged
+   plug); else the score is 0.
+2. **Records** are compared by fingerprint: date, flag, payee, narration, metadata and postings
+   for a transaction; date, account, currencies and booking method for an ``open``.
 3. **Components**: `balances` = share of chart accounts whose balance at the period end is
    exactly the expected Decimal (compared exactly, so beancount's ±0.01 assertion tolerance
    never matters) and that no penalised change touches (a plug, an edited or removed record,
@@ -20,11 +21,13 @@
    than `balance`/`note`; an opened account outside the chart.
 
 reward = max(0, 0.5 * balances + 0.5 * resolved - 0.1 * penalties).
+
+`score` runs in the caller's process and is what the sandbox worker runs; the reward and the
+tools never call it directly on model text (see `isolated.py`).
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import date
@@ -32,30 +35,12 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
-from beancount import loader
 from beancount.core import data
-from beancount.parser import printer
 
-from beancount_ledger.render import ALLOWED_OPTIONS
+from beancount_ledger import gate
 
 PENALTY = Decimal("0.1")
-_DIRECTIVE = re.compile(r"^[ \t]*(plugin|include|option)\b(.*)$", re.MULTILINE)
-_OPTION_NAME = re.compile(r'^\s*"([^"]*)"')
 _ALLOWED_NEW = (data.Balance, data.Note)
-
-
-def refusal(text: str) -> str | None:
-    """Why `text` must never be loaded (a plugin, an include, a disallowed option), else None."""
-    # Beancount's lexer skips a carriage return as whitespace: a directive may start right after one.
-    for match in _DIRECTIVE.finditer(text.replace("\r", "\n")):
-        keyword, rest = match.group(1), match.group(2)
-        if keyword != "option":
-            return f"`{keyword}` directives are not allowed (line: {match.group(0).strip()[:80]!r})"
-        name = _OPTION_NAME.match(rest)
-        if name is None or name.group(1) not in ALLOWED_OPTIONS:
-            allowed = ", ".join(f'"{o}"' for o in ALLOWED_OPTIONS)
-            return f"only options {allowed} are allowed (line: {match.group(0).strip()[:80]!r})"
-    return None
 
 
 @dataclass(frozen=True)
@@ -86,6 +71,8 @@ class Score:
     damaged: int = 0
     fabricated: int = 0
     invented: int = 0
+    error: str | None = None
+    """Why the ledger could not be scored at all (the sandbox's failure); reward 0."""
 
     def metrics(self) -> dict[str, float]:
         return {
@@ -97,6 +84,7 @@ class Score:
             "penalty_damaged": float(self.damaged),
             "penalty_fabricated": float(self.fabricated),
             "penalty_invented": float(self.invented),
+            "scorer_error": float(self.error is not None),
         }
 
 
@@ -112,7 +100,7 @@ def _meta(entry: Any) -> tuple[tuple[str, str], ...]:
 
 def _fingerprint(entry: Any) -> tuple:
     if isinstance(entry, data.Open):
-        return ("open", entry.date, entry.account)
+        return ("open", entry.date, entry.account, tuple(entry.currencies or ()), str(entry.booking))
     postings = tuple(sorted((p.account, p.units.number, p.units.currency) for p in entry.postings))
     return ("txn", entry.date, entry.flag, entry.payee or "", entry.narration or "", _meta(entry), postings)
 
@@ -132,24 +120,14 @@ def _recorded(entries: list[Any]) -> list[Any]:
     ]
 
 
-def unbalanced(entries: list[Any]) -> list[str]:
-    """Transactions whose units do not net to zero in every currency."""
-    out = []
-    for e in entries:
-        if isinstance(e, data.Transaction):
-            units: dict[str, Decimal] = defaultdict(Decimal)
-            for p in e.postings:
-                units[p.units.currency] += p.units.number
-            if residual := {c: v for c, v in units.items() if v != 0}:
-                out.append(f"{e.date} {e.narration!r}: units do not balance, residual {residual}")
-    return out
-
-
 @lru_cache(maxsize=64)
 def _original(text: str) -> tuple[Counter, frozenset[type]]:
-    entries, errors, _ = loader.load_string(text)
-    assert not errors, "the original ledger must load cleanly"
-    return Counter(_fingerprint(e) for e in _recorded(entries)), frozenset(type(e) for e in entries)
+    loaded = gate.load(text)
+    if not loaded.ok:
+        raise ValueError(f"the original ledger does not load: {loaded.refused or loaded.errors[0]}")
+    return Counter(_fingerprint(e) for e in _recorded(loaded.entries)), frozenset(
+        type(e) for e in loaded.entries
+    )
 
 
 def _net(txns: list[data.Transaction]) -> dict[str, Decimal]:
@@ -171,17 +149,13 @@ def score(text: str | None, key: Key) -> Score:
     if text is None:
         return result
     result.written = True
-    result.refused = refusal(text)
-    if result.refused:
-        return result
-    entries, errors, options = loader.load_string(text)
-    if errors or options.get("plugin") or options.get("include"):
-        result.errors = [printer.format_error(e).strip()[:300] for e in errors[:10]]
-        return result
-    if problems := unbalanced(entries):
-        result.errors = problems[:10]
+    loaded = gate.load(text)
+    if not loaded.ok:
+        result.refused = loaded.refused
+        result.errors = [e[:300] for e in loaded.errors[:10]]
         return result
     result.loaded = True
+    entries = loaded.entries
 
     totals: dict[str, Decimal] = defaultdict(Decimal)
     for entry in entries:

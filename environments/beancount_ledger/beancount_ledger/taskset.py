@@ -4,22 +4,25 @@ Task: a small trading company's month. Eight public files (the ledger with five 
 discrepancies, the bank statement, chart, counterparties, prior-period archive, policy,
 manifest) are written into the rollout's workspace; the model works through six tools and
 writes the corrected ledger.
-Reward (`ledger`, weight 1): `scorer.score` of the latest ledger accepted by `write_ledger`:
-parse-gated, 0.5 x balances hit + 0.5 x discrepancies resolved - 0.1 per penalty; 0 when
-nothing was written.
+Reward (`ledger`, weight 1): `scorer.score` of the latest ledger accepted by `write_ledger`,
+run in a sandbox worker (`isolated.score`) and computed once per trace for the reward and the
+metrics: parse-gated, 0.5 x balances hit + 0.5 x discrepancies resolved - 0.1 per penalty; 0
+when nothing was written, and 0 with ``scorer_error`` 1 when the worker failed on the ledger.
 Knobs: ``selectors`` (list; default the shipped ``bank_recon_001``; keyed ``train:<n>``,
 ``eval:<n>``, ``train:<n>:hard`` and ranges such as ``eval:0-199``, see `keys.py`) and
 ``manifest`` (the signed release manifest keyed selectors must be in, see `release.py`).
 """
 
+import json
 from collections.abc import Iterator
 from datetime import date
+from functools import cached_property, lru_cache
 from typing import Any
 
 import verifiers.v1 as vf
 from pydantic import field_validator, model_validator
 
-from beancount_ledger import contract, keys, release, render, world
+from beancount_ledger import contract, isolated, keys, release, render, world
 from beancount_ledger.keys import SHIPPED, Refused
 from beancount_ledger.scorer import Key, Score, score
 from beancount_ledger.tools import LedgerState, LedgerToolset
@@ -102,8 +105,12 @@ class LedgerTask(vf.Task[LedgerData, LedgerState, LedgerTaskConfig]):
         trace.info["episode_contract"] = contract.episode_digest()
         trace.info["public_id"] = self.data.public_id
 
+    @cached_property
+    def _key(self) -> str:
+        return json.dumps(isolated.key_json(key_of(self.data)))
+
     def _score(self, trace: vf.Trace) -> Score:
-        return score(trace.info.get("ledger"), key_of(self.data))
+        return _isolated_score(trace.info.get("ledger"), self._key)
 
     @vf.reward(weight=1.0)
     async def ledger(self, trace: vf.Trace) -> float:
@@ -123,6 +130,12 @@ class LedgerTask(vf.Task[LedgerData, LedgerState, LedgerTaskConfig]):
         """The golden ledger scores 1.0; the ledger as given scores below 1.0."""
         key = key_of(self.data)
         return score(golden_of(self.data), key).reward == 1.0 and score(key.original, key).reward < 1.0
+
+
+@lru_cache(maxsize=256)
+def _isolated_score(text: str | None, key: str) -> Score:
+    """One sandboxed score per (ledger, task): the reward and the metrics share it."""
+    return isolated.score(text, isolated.key_from_json(json.loads(key)))
 
 
 class LedgerConfig(vf.TasksetConfig):

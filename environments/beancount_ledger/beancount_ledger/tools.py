@@ -9,20 +9,35 @@ wrote the eight public files; concurrent rollouts never share one. The observati
   the same revision gets a short receipt; other files come in numbered 200-line slices;
 - every reply is capped at `REPLY_CAP` bytes and counted against the episode's observation
   budget; once spent, read tools answer with a short refusal (never a reward penalty);
-- a bad argument returns an error message; the episode goes on.
+- a bad argument returns an error message, and so does any failure inside a tool; the episode
+  goes on and the server stays up;
+- nothing the model writes is loaded here: `write_ledger` and `run_beancount` ask a sandbox
+  worker (`isolated.check`) through the same gate the scorer uses, and `write_ledger` changes
+  the file on disk and the scored state together or not at all;
+- `grep` matches with RE2, in time linear in the text, whatever the pattern.
+
+The server drops the evaluator secret from its environment when it starts: it needs it for
+nothing (worlds are minted by the taskset, never here).
 """
 
+import functools
 import hashlib
 import os
-import re
 import stat
 from pathlib import Path
 
+import re2
 import verifiers.v1 as vf
 
+from beancount_ledger import isolated
 from beancount_ledger.contract import LEDGER_ENVELOPE, OBSERVATION_BUDGET, REPLY_CAP, SLICE_LINES
+from beancount_ledger.keys import SECRET_ENV
 from beancount_ledger.render import FILE_NAMES, LEDGER
-from beancount_ledger.scorer import refusal, unbalanced
+
+_GREP_OPTIONS = re2.Options()
+_GREP_OPTIONS.case_sensitive = False
+_GREP_OPTIONS.max_mem = 8 << 20
+_DRAFT = f".{LEDGER}.draft"
 
 
 class LedgerState(vf.State):
@@ -45,13 +60,30 @@ def _cap(text: str) -> str:
     return data[: REPLY_CAP - 64].decode(errors="ignore") + f"\n[reply truncated at {REPLY_CAP} bytes]"
 
 
-def _load(text: str) -> tuple[list, list[str], dict]:
-    from beancount import loader
-    from beancount.parser import printer
+def _guarded(tool):
+    """A tool whose unforeseen failure is an error message to the model, never a dead server."""
 
-    entries, errors, options = loader.load_string(text)
-    problems = [printer.format_error(e).strip() for e in errors] or unbalanced(entries)
-    return entries, problems, options
+    @functools.wraps(tool)
+    def call(self, *args, **kwargs):
+        try:
+            return tool(self, *args, **kwargs)
+        except Exception as e:
+            return self._reply(
+                tool.__name__, f"error: {tool.__name__} failed ({type(e).__name__}); try again"
+            )
+
+    return call
+
+
+def _describe(checked: isolated.Checked) -> str:
+    """What beancount says about a ledger, in one line."""
+    if checked.failure:
+        return f"beancount could not process it ({checked.failure})"
+    if checked.refused:
+        return f"refused: {checked.refused}"
+    if checked.errors:
+        return f"beancount: {checked.error_count} error(s); run_beancount shows them"
+    return "beancount: no errors"
 
 
 class LedgerToolset(vf.Toolset[vf.ToolsetConfig, LedgerState]):
@@ -91,6 +123,7 @@ class LedgerToolset(vf.Toolset[vf.ToolsetConfig, LedgerState]):
         return Path(name).read_bytes().decode(errors="replace").replace("\r\n", "\n"), ""
 
     @vf.tool
+    @_guarded
     def list_files(self) -> str:
         """List the eight workspace files with their sizes in bytes and lines."""
         rows = []
@@ -100,6 +133,7 @@ class LedgerToolset(vf.Toolset[vf.ToolsetConfig, LedgerState]):
         return self._reply("list_files", "\n".join(rows), read=True)
 
     @vf.tool
+    @_guarded
     def read_file(self, name: str, slice: int = 1) -> str:
         """Read a workspace file by name. ledger.beancount comes whole (once per revision); other
         files come in numbered 200-line slices: slice=1 is lines 1-200, slice=2 lines 201-400, ..."""
@@ -135,15 +169,17 @@ class LedgerToolset(vf.Toolset[vf.ToolsetConfig, LedgerState]):
         return self._reply("read_file", f"{name} slice {slice} of {total}\n{body}", read=True)
 
     @vf.tool
+    @_guarded
     def grep(self, pattern: str, name: str = "") -> str:
-        """Search the workspace files (or the one named) for a case-insensitive regular expression;
-        returns up to 100 matching lines as name:line: text."""
+        """Search the workspace files (or the one named) for a case-insensitive regular expression
+        in RE2 syntax (no backreferences or lookaround); returns up to 100 matching lines as
+        name:line: text."""
         if not isinstance(pattern, str) or not 0 < len(pattern) <= 200:
             return self._reply("grep", "error: pattern must be 1 to 200 characters")
         try:
-            regex = re.compile(pattern, re.IGNORECASE)
-        except re.error as e:
-            return self._reply("grep", f"error: invalid regular expression: {e}")
+            regex = re2.compile(pattern, _GREP_OPTIONS)
+        except Exception as e:
+            return self._reply("grep", f"error: invalid regular expression (RE2 syntax): {e}")
         names = [name] if name else list(FILE_NAMES)
         hits: list[str] = []
         for file in names:
@@ -158,28 +194,23 @@ class LedgerToolset(vf.Toolset[vf.ToolsetConfig, LedgerState]):
         return self._reply("grep", ("\n".join(shown) or "no matches") + more, read=True)
 
     @vf.tool
+    @_guarded
     def run_beancount(self) -> str:
         """Check the current ledger.beancount with beancount: its errors, or the balance of every account."""
         text, error = self._file(LEDGER)
         if text is None:
             return self._reply("run_beancount", error)
-        if (why := refusal(text)) is not None:
-            return self._reply("run_beancount", f"refused: {why}")
-        entries, errors, _ = _load(text)
-        if errors:
-            body = "\n\n".join(errors[:20])
-            return self._reply("run_beancount", f"{len(errors)} error(s):\n{body}", read=True)
-        from beancount.core import realization
-
-        real = realization.realize(entries)
-        rows = [
-            f"{acc.account}  {acc.balance.get_currency_units('AUD').number:.2f} AUD"
-            for acc in realization.iter_children(real)
-            if acc.txn_postings
-        ]
+        checked = isolated.check(text)
+        if checked.failure or checked.refused:
+            return self._reply("run_beancount", _describe(checked))
+        if checked.errors:
+            body = "\n\n".join(checked.errors)
+            return self._reply("run_beancount", f"{checked.error_count} error(s):\n{body}", read=True)
+        rows = [f"{account}  {amount} AUD" for account, amount in checked.balances]
         return self._reply("run_beancount", "no errors. Balances:\n" + "\n".join(rows), read=True)
 
     @vf.tool
+    @_guarded
     def write_ledger(self, text: str) -> str:
         """Replace ledger.beancount with `text` (the whole ledger). The latest accepted ledger is scored."""
         if not isinstance(text, str):
@@ -189,27 +220,30 @@ class LedgerToolset(vf.Toolset[vf.ToolsetConfig, LedgerState]):
             return self._reply(
                 "write_ledger", f"error: ledger over the {LEDGER_ENVELOPE}-byte envelope; not written"
             )
-        if (why := refusal(text)) is not None:
-            return self._reply("write_ledger", f"refused, not written: {why}")
-        # Replace the file itself, never what a link at its place points to.
-        Path(LEDGER).unlink(missing_ok=True)
-        fd = os.open(LEDGER, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
+        checked = isolated.check(text)
+        if checked.failure or checked.refused:
+            return self._reply("write_ledger", f"not written: {_describe(checked)}")
+        # The file and the scored state change together: a complete draft first, then one rename
+        # (which replaces a link at the ledger's place, never what it points to).
+        Path(_DRAFT).unlink(missing_ok=True)
+        try:
+            fd = os.open(_DRAFT, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.replace(_DRAFT, LEDGER)
+        except OSError as e:
+            Path(_DRAFT).unlink(missing_ok=True)
+            return self._reply("write_ledger", f"error: not written ({e.strerror})")
         state = self.state
         state.ledger = text
         state.revision += 1
-        _, errors, _ = _load(text)
-        status = (
-            "beancount: no errors"
-            if not errors
-            else f"beancount: {len(errors)} error(s); run_beancount shows them"
-        )
         return self._reply(
-            "write_ledger", f"written: revision {state.revision}, {len(text.encode())} bytes; {status}"
+            "write_ledger",
+            f"written: revision {state.revision}, {len(text.encode())} bytes; {_describe(checked)}",
         )
 
     @vf.tool
+    @_guarded
     def submit(self) -> str:
         """Submit: ends the episode. The latest ledger accepted by write_ledger is scored."""
         state = self.state
@@ -223,4 +257,5 @@ class LedgerToolset(vf.Toolset[vf.ToolsetConfig, LedgerState]):
 
 
 if __name__ == "__main__":
+    os.environ.pop(SECRET_ENV, None)
     LedgerToolset.run()

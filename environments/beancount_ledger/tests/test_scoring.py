@@ -5,8 +5,8 @@ import subprocess
 import sys
 
 import pytest
-from beancount_ledger import render, world
-from beancount_ledger.scorer import refusal, score
+from beancount_ledger import gate, render, world
+from beancount_ledger.scorer import score
 from beancount_ledger.taskset import golden_of, key_of, make_task_data
 
 SELECTORS = ["bank_recon_001", *(f"dev:{n}" for n in range(20))]
@@ -61,7 +61,7 @@ def test_nothing_written_scores_zero(data):
 )
 def test_plugin_include_and_options_refused_before_loading(data, line):
     text = golden_of(data) + f"\n{line}\n"
-    assert refusal(text) is not None
+    assert gate.load(text).refused is not None
     result = score(text, key_of(data))
     assert result.refused and not result.loaded and result.reward == 0.0
 

@@ -44,7 +44,7 @@ def test_one_full_ledger_read_per_revision(tools):
 
 
 def test_write_refusals_leave_the_draft(tools):
-    assert tools.write_ledger('plugin "beancount.plugins.auto_accounts"\n').startswith("refused")
+    assert tools.write_ledger('plugin "beancount.plugins.auto_accounts"\n').startswith("not written: refused")
     assert tools.write_ledger("x" * (contract.LEDGER_ENVELOPE + 1)).startswith("error")
     assert tools.state.ledger is None and tools.state.revision == 0
 
@@ -107,7 +107,7 @@ def test_oversized_ledger_is_refused_whole(tools, tmp_path):
 def test_write_refuses_plugins_includes_and_options_and_keeps_the_last_revision(tools, line):
     golden = golden_of(tools.data)
     assert tools.write_ledger(golden).startswith("written: revision 1")
-    assert tools.write_ledger(f"{golden}\n{line}\n").startswith("refused, not written")
+    assert tools.write_ledger(f"{golden}\n{line}\n").startswith("not written: refused")
     assert tools.state.revision == 1 and tools.state.ledger == golden
     assert open("ledger.beancount").read() == golden
 
