@@ -4,14 +4,15 @@
 text reach the file system or the import system, by construction rather than by pattern:
 
 1. The text must be a string of valid UTF-8 within the ledger envelope.
-2. beancount's parser (`parse_string`, the C lexer and grammar builder) reads it. The parser
-   executes nothing and reads nothing: it only *records* ``include`` files and ``plugin``
-   modules in its options map, and ``document`` directives as entries.
-3. What the parse recorded is refused: any ``include``, any ``plugin``, any ``document``
-   entry, and any option whose value differs from beancount's default except the allowed
-   ``title`` and ``operating_currency`` (so ``documents``, ``insert_pythonpath``,
-   ``plugin_processing_mode`` and every other option are refused however they are spelt,
-   whatever junk precedes them on the line, whatever the lexer recovered from).
+2. beancount's parser (its C lexer and grammar, exactly as `parser.parse_string` runs them)
+   reads it. The parser executes nothing and reads nothing: for an ``include``, a ``plugin``,
+   an ``option`` or a ``document`` it calls the grammar builder, which only records it. Our
+   builder (`_Recorder`) notes every such call with its line.
+3. What the grammar recognised is refused: any ``include``, ``plugin`` or ``document``
+   directive and any ``option`` other than ``title`` and ``operating_currency``, however it is
+   spelt, whatever junk precedes it on the line, whatever the parser recovered from. As a
+   second check from the same parse, the options map must hold no include, no plugin and no
+   option changed from beancount's default but those two.
 4. What remains is booked and validated by beancount's own stages, called directly: booking,
    then the two transformations beancount's loader always applies after plugins (`ops.pad`,
    `ops.balance`), then `ops.validation`. The loader's include, plugin and document stages are
@@ -25,6 +26,7 @@ transaction's units netting to exactly zero.
 
 from __future__ import annotations
 
+import io
 from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -32,7 +34,7 @@ from typing import Any
 
 from beancount.core import data
 from beancount.ops import balance, pad, validation
-from beancount.parser import booking, options, parser, printer
+from beancount.parser import _parser, booking, grammar, options, printer
 
 from beancount_ledger.contract import LEDGER_ENVELOPE
 from beancount_ledger.render import ALLOWED_OPTIONS, CURRENCY
@@ -59,8 +61,47 @@ class Loaded:
         return self.refused is None and not self.errors
 
 
-def refusal(entries: list[Any], options_map: dict[str, Any]) -> str | None:
+class _Recorder(grammar.Builder):
+    """beancount's grammar builder, noting every directive that names a file, a module or an option."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.directives: list[tuple[str, int, str]] = []
+
+    def include(self, filename, lineno, include_filename):
+        self.directives.append(("include", lineno, str(include_filename)))
+        return super().include(filename, lineno, include_filename)
+
+    def plugin(self, filename, lineno, plugin_name, plugin_config):
+        self.directives.append(("plugin", lineno, str(plugin_name)))
+        return super().plugin(filename, lineno, plugin_name, plugin_config)
+
+    def option(self, filename, lineno, key, value):
+        if key not in ALLOWED_OPTIONS:
+            self.directives.append(("option", lineno, str(key)))
+        return super().option(filename, lineno, key, value)
+
+    def document(self, filename, lineno, date, account, document_filename, tags_links, kvlist):
+        self.directives.append(("document", lineno, str(document_filename)))
+        return super().document(filename, lineno, date, account, document_filename, tags_links, kvlist)
+
+
+def parse(text: str) -> tuple[list[Any], list[Any], dict[str, Any], list[tuple[str, int, str]]]:
+    """`parser.parse_string(text)` with the directives the grammar recognised:
+    (entries, errors, options map, [(kind, line, name)])."""
+    builder = _Recorder()
+    _parser.Parser(builder).parse(io.BytesIO(text.encode("utf-8")), filename="<string>", lineno=1)
+    entries, errors, options_map = builder.finalize()
+    return entries, errors, options_map, builder.directives
+
+
+def refusal(entries: list[Any], options_map: dict[str, Any], directives=()) -> str | None:
     """Why a parse result must go no further, from what the parser recorded; else None."""
+    for kind, line, name in directives:
+        if kind == "option":
+            allowed = ", ".join(f'"{o}"' for o in ALLOWED_OPTIONS)
+            return f"only options {allowed} are allowed (line {line}: option {name[:80]!r})"
+        return f"`{kind}` directives are not allowed (line {line}: {name[:80]!r})"
     if options_map.get("include"):
         return f"`include` directives are not allowed (found {options_map['include'][0]!r})"
     if options_map.get("plugin"):
@@ -118,8 +159,8 @@ def load(text: object) -> Loaded:
 
 
 def _gated_load(text: str) -> Loaded:
-    entries, errors, options_map = parser.parse_string(text)
-    if why := refusal(entries, options_map):
+    entries, errors, options_map, directives = parse(text)
+    if why := refusal(entries, options_map, directives):
         return Loaded(refused=why)
     # The loader's stages after parsing, less its include, plugin and document stages.
     entries.sort(key=data.entry_sortkey)

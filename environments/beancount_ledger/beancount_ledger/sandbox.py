@@ -175,7 +175,12 @@ def call(op: str, **payload: Any) -> dict[str, Any] | Failure:
     """Run `op` (see `OPS`) in a worker with `payload`; its JSON reply, or why there is none."""
     request = (json.dumps({"op": op, **payload}) + "\n").encode()
     pool = _current_pool()
-    worker = pool.acquire()
+    try:
+        worker = pool.acquire()
+    except Exception as e:  # no worker could be started (out of processes or descriptors)
+        with pool.lock:
+            pool.started -= 1
+        return Failure(f"no worker ({type(e).__name__})")
     try:
         reply = worker.call(request)
         if isinstance(reply, dict) and "failure" in reply:

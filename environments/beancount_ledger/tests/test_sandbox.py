@@ -1,0 +1,153 @@
+"""The sandbox worker and the tools on top of it: what the worker can see, what it may use, and
+that every failure (a crash, a timeout, a tool's own error) is an answer, never an exception."""
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+import verifiers.v1 as vf
+from beancount_ledger import isolated, keys, sandbox
+from beancount_ledger.taskset import golden_of, key_of, make_task_data
+from beancount_ledger.tools import LedgerToolset
+
+DIVIDE_BY_ZERO = '\n2024-03-31 * "crash"\n  Assets:Bank:Operating  1/0 AUD\n  Income:Sales\n'
+"""An amount beancount 3.2.3's C parser dies on (segmentation fault)."""
+
+
+@pytest.fixture
+def data():
+    return make_task_data("bank_recon_001")
+
+
+@pytest.fixture
+def fresh_pool(monkeypatch):
+    """Workers started inside the test (so they see the test's environment)."""
+    sandbox.shutdown()
+    monkeypatch.setattr(sandbox, "_pool", None)
+    yield
+    sandbox.shutdown()
+
+
+def _worker_pid() -> int:
+    worker = sandbox._current_pool().idle.get_nowait()
+    sandbox._current_pool().idle.put(worker)
+    return worker.proc.pid
+
+
+def test_the_worker_has_no_secret_no_files_and_its_limits(fresh_pool, monkeypatch, data):
+    monkeypatch.setenv(keys.SECRET_ENV, "a secret the worker must never see")
+    assert isolated.check(golden_of(data)).ok
+    proc = Path(f"/proc/{_worker_pid()}")
+    environ = proc.joinpath("environ").read_bytes().split(b"\0")
+    assert sorted(v.split(b"=")[0] for v in environ if v) == [b"HOME", b"LC_ALL", b"PATH"]
+    assert b"a secret" not in proc.joinpath("environ").read_bytes()
+    assert os.listdir(proc / "cwd") == []
+    limits = proc.joinpath("limits").read_text()
+    assert f"Max address space         {sandbox.MEMORY_BYTES}" in limits
+    assert "Max file size             0" in limits
+    cpu = next(line for line in limits.splitlines() if line.startswith("Max cpu time"))
+    assert cpu.split()[3] != "unlimited"  # a soft CPU limit is set per request
+
+
+def test_a_crash_is_an_answer_and_the_next_request_gets_a_new_worker(fresh_pool, data):
+    key = key_of(data)
+    crashed = isolated.score(golden_of(data) + DIVIDE_BY_ZERO, key)
+    assert crashed.reward == 0.0 and crashed.error == "crashed (signal 11)"
+    assert crashed.metrics()["scorer_error"] == 1.0
+    assert isolated.check(golden_of(data) + DIVIDE_BY_ZERO).failure == "crashed (signal 11)"
+    assert isolated.score(golden_of(data), key).reward == 1.0
+
+
+def test_a_reply_past_the_wall_clock_kills_the_worker(fresh_pool, monkeypatch, data):
+    assert isolated.check(golden_of(data)).ok
+    pid = _worker_pid()
+    monkeypatch.setattr(sandbox, "WALL_SECONDS", 0.0)
+    assert isolated.check(golden_of(data)).failure == "timeout"
+    assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
+    monkeypatch.setattr(sandbox, "WALL_SECONDS", 15.0)
+    assert isolated.check(golden_of(data)).ok
+
+
+def test_concurrent_scores_each_get_their_own_answer(dev_worlds):
+    tasks = [make_task_data(s) for s in ("bank_recon_001", "dev:1", "dev:2", "dev:3")]
+    texts = [(golden_of(d), 1.0) for d in tasks] + [(d.files["ledger.beancount"], None) for d in tasks]
+    results: dict[int, float] = {}
+
+    def one(i: int) -> None:
+        d = tasks[i % len(tasks)]
+        results[i] = isolated.score(texts[i][0], key_of(d)).reward
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(texts))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    from beancount_ledger.scorer import score
+
+    for i, (text, _) in enumerate(texts):
+        assert results[i] == score(text, key_of(tasks[i % len(tasks)])).reward
+
+
+@pytest.fixture
+def tools(tmp_path, monkeypatch, data):
+    for name, text in data.files.items():
+        (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    toolset = LedgerToolset(vf.ToolsetConfig(colocated=True))
+    toolset.data = data
+    return toolset
+
+
+def test_a_ledger_beancount_cannot_process_is_not_written(tools, data):
+    assert tools.write_ledger(golden_of(data)).startswith("written: revision 1")
+    reply = tools.write_ledger(golden_of(data) + DIVIDE_BY_ZERO)
+    assert reply.startswith("not written: beancount could not process it (crashed")
+    assert tools.state.revision == 1 and tools.state.ledger == golden_of(data)
+    assert Path("ledger.beancount").read_text() == golden_of(data)
+
+
+def test_run_beancount_reports_a_crash_and_goes_on(tools, data):
+    Path("ledger.beancount").write_text(golden_of(data) + DIVIDE_BY_ZERO)
+    assert "beancount could not process it (crashed" in tools.run_beancount()
+    Path("ledger.beancount").write_text(golden_of(data))
+    assert tools.run_beancount().startswith("no errors. Balances:")
+
+
+def test_disk_and_scored_state_never_diverge(tools, data, monkeypatch):
+    before = Path("ledger.beancount").read_text()
+
+    def fail(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", fail)
+    assert tools.write_ledger(golden_of(data)).startswith("error: not written")
+    assert tools.state.ledger is None and tools.state.revision == 0
+    assert Path("ledger.beancount").read_text() == before
+    assert sorted(os.listdir()) == sorted(data.files)
+
+
+def test_a_tool_that_fails_answers_with_an_error(tools, monkeypatch):
+    def boom(text):
+        raise RuntimeError("unexpected")
+
+    monkeypatch.setattr(isolated, "check", boom)
+    assert tools.run_beancount() == "error: run_beancount failed (RuntimeError); try again"
+    assert tools.write_ledger("x").startswith("error: write_ledger failed (RuntimeError)")
+    assert tools.state.tool_calls["run_beancount"] == 1
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [r"(\w+\s?)+$X", r"(a|aa)*b", r"(.*a){20}", r"(x+x+)+y", r"^(([a-z])+.)+[A-Z]([a-z])+$"],
+)
+def test_grep_matches_catastrophic_patterns_in_linear_time(tools, pattern):
+    # RE2 has no backtracking: these return at once (Python's re takes exponential time on some).
+    reply = tools.grep(pattern)
+    assert reply == "no matches" or ":" in reply
+
+
+def test_grep_refuses_what_re2_cannot_match(tools):
+    assert tools.grep(r"(a)\1").startswith("error: invalid regular expression (RE2 syntax)")
+    assert tools.grep(r"(?<=a)b").startswith("error: invalid regular expression")
+    assert "BS2403-001" in tools.grep("bs2403-001")  # case-insensitive as before
