@@ -238,6 +238,11 @@ def test_scoring_the_matrix_on_a_real_ledger_touches_nothing(probes):
                 assert result.reward == 0.0 and result.refused, prefix
 
 
+PADDED = (
+    "2024-03-05 pad Assets:Bank:Operating Income:Sales\n2024-03-06 balance Assets:Bank:Operating 20 AUD\n"
+)
+
+
 def test_admitted_text_loads_exactly_as_beancount_loads_it():
     w = world.bank_recon_001()
     for text in (
@@ -246,8 +251,7 @@ def test_admitted_text_loads_exactly_as_beancount_loads_it():
         BASE,
         BASE + '2024-03-03 * "x"\n  Assets:Bank:Operating  1.00 AUD\n',
         BASE + "2024-03-05 balance Assets:Bank:Operating  11.00 AUD\n",
-        BASE
-        + "2024-03-05 pad Assets:Bank:Operating Income:Sales\n2024-03-06 balance Assets:Bank:Operating 20 AUD\n",
+        BASE + PADDED,
     ):
         mine = gate.load(text)
         entries, errors, _ = loader.load_string(text)
