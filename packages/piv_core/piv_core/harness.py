@@ -1,13 +1,166 @@
-"""The default harness of the single-reply text environments.
+"""Harnesses that run verifiers' chat program in-process instead of as a process per episode.
 
-verifiers falls back to the `bash` harness (a coding agent with a shell) unless a taskset
-exports a harness of its own. A text environment that needs neither tools nor a container
-exports this one, so ``eval <env-id>`` runs verifiers' `null` chat loop by default: one
-model reply, no tools.
+verifiers' `null` harness launches its bundled chat program (verifiers' own ``core``, ``mcp``
+and ``compaction`` modules concatenated into one script) as a Python process for every
+episode; that start-up is nearly all of an episode's cost outside the model. `Harness.launch`
+allows a harness to run its loop in-process instead, provided every model call goes through
+the interception endpoint with its secret.
+
+`run_chat_program` does exactly that with the program itself: the bundled source is compiled
+once per process and executed into a private namespace (so the very functions the script
+would run, with the same streaming, retries, usage accounting, timeouts and tool handling);
+its ``main`` is then called with the episode's arguments in place of ``sys.argv``. One
+thing differs, by design: the program builds its HTTP client with ``verify=<CA bundle path>``,
+which parses the bundle into a new TLS context on every call (about 20 ms); in-process the
+context for a given bundle is built once and reused. A
+``SystemExit`` becomes the program's exit code, any other exception exit code 1 with its
+traceback as stderr, as the process would have reported them.
+
+`SingleReplyHarness` is the default harness of the single-reply text environments: verifiers'
+`null` chat program, in-process, with no tools, so one reply ends the episode. verifiers falls
+back to the `bash` harness (a coding agent with a shell) unless a taskset exports its own;
+``--env.agent.harness.id null`` (or ``bash``) still selects verifiers' process-based ones.
 """
 
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import ssl
+import tempfile
+import traceback
+import types
+from functools import lru_cache
+from typing import Any
+
+import httpx
+from openai import DefaultAsyncHttpxClient
+from verifiers.v1.clients import ModelContext
+from verifiers.v1.configs.harness import HarnessConfig
 from verifiers.v1.harnesses.null import NullHarness
+from verifiers.v1.harnesses.utils.launch import CHAT_PROGRAM_SOURCE
+from verifiers.v1.runtimes import ProgramResult, Runtime
+from verifiers.v1.task import TaskData
+from verifiers.v1.trace import Trace
 
 
-class SingleReplyHarness(NullHarness):
-    """verifiers' `null` harness, under the environment's own id."""
+@lru_cache(maxsize=8)
+def _tls_context(verify: str) -> ssl.SSLContext:
+    return httpx.create_ssl_context(verify=verify)
+
+
+def _http_client(*args: Any, verify: Any = True, **kwargs: Any) -> Any:
+    """openai's default async HTTP client, with the TLS context for a CA bundle path built once."""
+    if isinstance(verify, str):
+        verify = _tls_context(verify)
+    return DefaultAsyncHttpxClient(*args, verify=verify, **kwargs)
+
+
+@lru_cache(maxsize=8)
+def _program(digest: str, source: str) -> dict[str, Any]:
+    """The bundled program's namespace, as the script defines it (its entry point not run)."""
+    namespace: dict[str, Any] = {"__name__": f"piv_chat_program_{digest[:12]}", "__builtins__": __builtins__}
+    exec(compile(source, f"<chat program {digest[:12]}>", "exec"), namespace)
+    namespace["DefaultAsyncHttpxClient"] = _http_client
+    return namespace
+
+
+def program_namespace(source: str) -> dict[str, Any]:
+    return _program(hashlib.sha256(source.encode()).hexdigest(), source)
+
+
+async def run_chat_program(
+    source: str,
+    config: HarnessConfig,
+    ctx: ModelContext,
+    trace: Trace,
+    endpoint: str,
+    secret: str,
+    mcp_urls: dict[str, str],
+    system_prompt: str | None,
+    prompt: Any,
+    *,
+    tool_interception_url: str | None = None,
+) -> ProgramResult:
+    """Run the chat program `source` in this process with the arguments `launch_chat_program`
+    would pass on its command line; its exit as a `ProgramResult`."""
+    namespace = program_namespace(source)
+    args = argparse.Namespace(
+        base_url=endpoint,
+        api_key=secret,
+        model=ctx.model,
+        system_prompt=system_prompt or "",
+        prompt=prompt if isinstance(prompt, str) else "",
+        initial_messages_file="",
+        mcp_config="",
+        tool_interception_url=tool_interception_url or "",
+        bash=False,
+        compaction=False,
+        summarize_at_tokens=None,
+        edit=False,
+        search=False,
+        serper_key="",
+    )
+    if mcp_urls:
+        servers = {name: {"url": url, "timeout": config.tool_timeout} for name, url in mcp_urls.items()}
+        args.mcp_config = json.dumps({"mcpServers": servers})
+    if prompt is not None and not isinstance(prompt, str):
+        from verifiers.v1.dialects.chat import message_to_wire
+
+        fd, args.initial_messages_file = tempfile.mkstemp(prefix=f"vf-initial-messages-{trace.id}-")
+        with os.fdopen(fd, "w") as f:
+            json.dump([message_to_wire(m) for m in prompt], f)
+    main = types.FunctionType(namespace["main"].__code__, {**namespace, "parse_args": lambda: args})
+    try:
+        await main()
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else 1
+        return ProgramResult(exit_code=code, stdout="", stderr=traceback.format_exc())
+    except Exception:
+        return ProgramResult(exit_code=1, stdout="", stderr=traceback.format_exc())
+    return ProgramResult(exit_code=0, stdout="", stderr="")
+
+
+class InProcessNullHarness(NullHarness):
+    """verifiers' `null` harness with its chat program run in-process (see `run_chat_program`).
+
+    Subclasses set `PROGRAM_SOURCE` to run another bundled program the same way."""
+
+    PROGRAM_SOURCE: str = CHAT_PROGRAM_SOURCE
+
+    def program_source(self) -> str:
+        return self.PROGRAM_SOURCE
+
+    async def setup(self, runtime: Runtime) -> None:
+        """Nothing to prepare: no script environment is built, no process started."""
+
+    async def launch(
+        self,
+        ctx: ModelContext,
+        trace: Trace,
+        runtime: Runtime,
+        endpoint: str,
+        secret: str,
+        mcp_urls: dict[str, str],
+        data: TaskData,
+        tool_interception_url: str | None = None,
+    ) -> ProgramResult:
+        system_prompt, prompt = self.resolve_prompt(data)
+        return await run_chat_program(
+            self.program_source(),
+            self.config,
+            ctx,
+            trace,
+            endpoint,
+            secret,
+            mcp_urls,
+            system_prompt,
+            prompt,
+            tool_interception_url=tool_interception_url,
+        )
+
+
+class SingleReplyHarness(InProcessNullHarness):
+    """verifiers' `null` chat program in-process, under the environment's own id."""

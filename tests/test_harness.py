@@ -1,0 +1,61 @@
+"""The in-process harnesses against verifiers' process-based ones, through the real `eval`.
+
+The single-reply environments' default harness runs verifiers' chat program in-process; its
+traces must carry what the process-based `null` harness's carry (every message, every call's
+model, sampling, usage and finish reason, the rewards and metrics), differing only in ids and
+times. `null` and `bash` stay selectable.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+from piv_core.testing import run_baseline_eval
+
+pytestmark = pytest.mark.e2e
+
+TEXT_ENVS = ["au-bas-reconciliation-v1", "us-sut-reconciliation-v1", "geo-reprojection-v1"]
+VOLATILE = {"id", "timestamp", "time", "timing", "agent"}
+
+
+def _traces(run_dir: Path) -> dict[str, dict]:
+    lines = (run_dir / "traces.jsonl").read_text().splitlines()
+    traces = [t for line in lines for t in json.loads(line)["traces"]]
+    return {t["task"]["data"]["id"]: t for t in traces}
+
+
+def _content(value):
+    """A trace without its ids, timestamps and harness identity."""
+    if isinstance(value, dict):
+        return {k: _content(v) for k, v in value.items() if k not in VOLATILE}
+    if isinstance(value, list):
+        return [_content(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("env_id", TEXT_ENVS)
+def test_in_process_traces_match_the_null_harness(env_id, tmp_path):
+    runs = {}
+    for harness in ("default", "null"):
+        extra = () if harness == "default" else ("--env.agent.harness.id", "null")
+        out = tmp_path / harness
+        code, output, _ = run_baseline_eval(env_id, "oracle", str(out), *extra, num_tasks=3)
+        assert code == 0, output[-2000:]
+        runs[harness] = _traces(out / f"{env_id}--oracle")
+    assert sorted(runs["default"]) == sorted(runs["null"]) and len(runs["null"]) == 3
+    for task_id, trace in runs["default"].items():
+        other = runs["null"][task_id]
+        assert trace["agent"]["config"]["harness"]["id"] == env_id
+        assert other["agent"]["config"]["harness"]["id"] == "null"
+        assert trace["ok"] and trace["stop_condition"] == other["stop_condition"] == "agent_completed"
+        assert _content(trace) == _content(other)
+
+
+def test_bash_stays_selectable(tmp_path):
+    env_id = "au-bas-reconciliation-v1"
+    code, output, _ = run_baseline_eval(
+        env_id, "oracle", str(tmp_path), "--env.agent.harness.id", "bash", num_tasks=1
+    )
+    assert code == 0, output[-2000:]
+    (trace,) = _traces(tmp_path / f"{env_id}--oracle").values()
+    assert trace["agent"]["config"]["harness"]["id"] == "bash" and trace["ok"]
