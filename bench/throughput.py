@@ -82,9 +82,7 @@ def _tasks(env_config, count: int) -> list[dict]:
     return [tasks[i % len(tasks)] for i in range(count)]
 
 
-async def _run(
-    address: str, base_url: str, model: str, tasks: list[dict], concurrency: int
-) -> tuple[list, float]:
+async def _run(address: str, base_url: str, model: str, tasks: list[dict], limit: int) -> tuple[list, float]:
     """Run `tasks` with at most `limit` in flight; (traces, wall seconds)."""
     client = EnvClient(address)
     await client.wait_for_server_startup(timeout=300)
