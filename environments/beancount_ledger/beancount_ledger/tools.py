@@ -20,6 +20,7 @@ The server drops the evaluator secret from its environment when it starts: it ne
 nothing (worlds are minted by the taskset, never here).
 """
 
+import asyncio
 import functools
 import hashlib
 import os
@@ -88,6 +89,15 @@ def _describe(checked: isolated.Checked) -> str:
 
 class LedgerToolset(vf.Toolset[vf.ToolsetConfig, LedgerState]):
     TOOL_PREFIX = None
+
+    def _with_state(self, fn):
+        """Every call runs in a worker thread (with the call's state), never on the server's event loop."""
+
+        @functools.wraps(fn)
+        async def offloaded(*args, **kwargs):
+            return await asyncio.to_thread(fn, *args, **kwargs)
+
+        return super()._with_state(offloaded)
 
     def _reply(self, tool: str, text: str, *, read: bool = False) -> str:
         state = self.state

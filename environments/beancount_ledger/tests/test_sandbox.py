@@ -151,3 +151,20 @@ def test_grep_refuses_what_re2_cannot_match(tools):
     assert tools.grep(r"(a)\1").startswith("error: invalid regular expression (RE2 syntax)")
     assert tools.grep(r"(?<=a)b").startswith("error: invalid regular expression")
     assert "BS2403-001" in tools.grep("bs2403-001")  # case-insensitive as before
+
+
+def test_tool_calls_run_off_the_servers_event_loop(tools):
+    import asyncio
+
+    seen = {}
+
+    def probe():
+        seen["thread"] = threading.get_ident()
+        return "ok"
+
+    async def call():
+        seen["loop"] = threading.get_ident()
+        return await tools._with_state(probe)()
+
+    assert asyncio.run(call()) == "ok"
+    assert seen["thread"] != seen["loop"]
