@@ -3,6 +3,7 @@
 The generator decides what a ledger looks like and which faults to plant; it never computes
 the answer key (that is `rules.reconcile`'s job, from the finished rows). Everything is
 drawn from the `random.Random` it is handed, so a ledger is a pure function of its seed.
+`widest_ledger` is the bound on all of them that sizes the prompt.
 """
 
 from __future__ import annotations
@@ -14,7 +15,16 @@ from typing import NamedTuple
 
 from piv_core.duplicates import plant_duplicates
 
-from au_bas_reconciliation_v1.ledger import GST_FREE, INPUT_TAXED, PURCHASE, SALE, TAXABLE, Quarter, Row
+from au_bas_reconciliation_v1.ledger import (
+    CATEGORIES,
+    GST_FREE,
+    INPUT_TAXED,
+    PURCHASE,
+    SALE,
+    TAXABLE,
+    Quarter,
+    Row,
+)
 from au_bas_reconciliation_v1.rules import (
     ABN_THRESHOLD,
     DUPLICATE_INVOICE,
@@ -67,6 +77,14 @@ SUPPLIERS = (
     "Lumen Electrical",
 )
 
+PRICE_CENTS = (500, 500_000)
+"""Every price is drawn from [low, high) cents."""
+SALE_NUMBERS = (1000, 8000)
+"""The first sale invoice number is drawn from [low, low + span); each sale adds one."""
+PURCHASE_NUMBERS = (10_000, 80_000)
+"""Likewise for purchase orders, each adding 1 to `PURCHASE_STEP`."""
+PURCHASE_STEP = 40
+
 _CENT = Decimal("0.01")
 _ELEVEN = Decimal(11)
 _TENTH = Decimal("0.1")
@@ -87,12 +105,16 @@ def _pick(rng: random.Random, options: tuple[str, ...]) -> str:
 
 def _quarter(rng: random.Random) -> Quarter:
     year, (month, day) = _pick(rng, YEARS), _pick(rng, QUARTER_STARTS)
+    return _quarter_of(year, month, day)
+
+
+def _quarter_of(year: int, month: int, day: int) -> Quarter:
     start = date(year, month, day)
     end = date(year + (month == 10), (month + 2) % 12 + 1, 1) - timedelta(days=1)
     return Quarter(start, end)
 
 
-def _amount(rng: random.Random, low: int = 500, high: int = 500_000) -> Decimal:
+def _amount(rng: random.Random, low: int = PRICE_CENTS[0], high: int = PRICE_CENTS[1]) -> Decimal:
     """A price in [low, high] cents, log-uniform so small and large invoices both occur."""
     return Decimal(int(low * (high / low) ** rng.random())).scaleb(-2)
 
@@ -104,7 +126,11 @@ def _gst(category: str, amount: Decimal) -> Decimal:
 
 
 def _abn(rng: random.Random) -> str:
-    digits = str(int(10**10 + rng.random() * 9 * 10**10))
+    return _abn_text(str(int(10**10 + rng.random() * 9 * 10**10)))
+
+
+def _abn_text(digits: str) -> str:
+    """An 11-digit ABN as it is written: ``12 345 678 901``."""
     return f"{digits[:2]} {digits[2:5]} {digits[5:8]} {digits[8:]}"
 
 
@@ -114,7 +140,7 @@ def _clean_row(rng: random.Random, first_day: int, span: int, invoice: str, kind
     draw = rng.random
     pool = TAXABLE if (u := draw()) < 0.75 else GST_FREE if u < 0.9 else INPUT_TAXED
     category = pool[int(draw() * len(pool))]
-    low, high = (500, _THRESHOLD_CENTS) if kind == PURCHASE and draw() < 0.2 else (500, 500_000)
+    low, high = (PRICE_CENTS[0], _THRESHOLD_CENTS) if kind == PURCHASE and draw() < 0.2 else PRICE_CENTS
     cents = int(low * (high / low) ** draw())
     amount = Decimal(cents).scaleb(-2)
     day = date.fromordinal(first_day + int(draw() * span))
@@ -178,8 +204,8 @@ def generate(rng: random.Random, num_rows: int, fault_rate: float) -> Ledger:
     faulty = [rng.random() < fault_rate for _ in range(num_rows)]
     if fault_rate > 0 and not any(faulty):
         faulty[int(rng.random() * num_rows)] = True
-    sale_number = 1000 + int(rng.random() * 8000)
-    purchase_number = 10_000 + int(rng.random() * 80_000)
+    sale_number = SALE_NUMBERS[0] + int(rng.random() * SALE_NUMBERS[1])
+    purchase_number = PURCHASE_NUMBERS[0] + int(rng.random() * PURCHASE_NUMBERS[1])
 
     rows: list[Row] = []
     duplicates: list[int] = []  # slots that will copy an earlier row
@@ -188,7 +214,7 @@ def generate(rng: random.Random, num_rows: int, fault_rate: float) -> Ledger:
             kind, sale_number = SALE, sale_number + 1
             invoice = f"INV-{sale_number}"
         else:
-            kind, purchase_number = PURCHASE, purchase_number + 1 + int(rng.random() * 40)
+            kind, purchase_number = PURCHASE, purchase_number + 1 + int(rng.random() * PURCHASE_STEP)
             invoice = f"PO-{purchase_number}"
         row = _clean_row(rng, first_day, span, invoice, kind)
         if faulty[slot]:
@@ -204,3 +230,34 @@ def generate(rng: random.Random, num_rows: int, fault_rate: float) -> Ledger:
     return Ledger(
         business, quarter, [row._replace(txn_id=f"T{n:03d}") for n, row in enumerate(ordered, start=1)]
     )
+
+
+def _widest(options: tuple[str, ...]) -> str:
+    return max(options, key=len)
+
+
+def widest_ledger(num_rows: int) -> Ledger:
+    """A ledger at least as wide, field by field, as any `generate` makes with `num_rows` rows.
+
+    Rendered, it bounds the prompt of every such task: the longest business name and quarter,
+    and `num_rows` copies of a row that takes, in every column, the widest text that column
+    can hold (the last txn_id and invoice numbers, the longest names, the largest price, an
+    ABN). Such a row need not be one the generator writes; it only has to be as wide.
+    """
+    last_sale = sum(SALE_NUMBERS) + num_rows
+    last_purchase = sum(PURCHASE_NUMBERS) + PURCHASE_STEP * num_rows
+    price = Decimal(PRICE_CENTS[1] - 1).scaleb(-2)  # GST, recorded or correct, is below the price
+    row = Row(
+        txn_id=f"T{num_rows:03d}",
+        date=date(max(YEARS), 12, 31),  # every date is written YYYY-MM-DD
+        kind=_widest((SALE, PURCHASE)),
+        counterparty=_widest(CUSTOMERS + SUPPLIERS),
+        invoice=_widest((f"INV-{last_sale}", f"PO-{last_purchase}")),
+        category=_widest(CATEGORIES),
+        amount=price,
+        gst=price,
+        abn=_abn_text("9" * 11),
+    )
+    quarters = [_quarter_of(year, month, day) for year in YEARS for month, day in QUARTER_STARTS]
+    quarter = max(quarters, key=lambda q: len(q.describe()))
+    return Ledger(_widest(BUSINESSES), quarter, [row] * num_rows)

@@ -3,21 +3,25 @@
 The parser: the last ``<answer>`` block (fence tolerated) must hold a JSON object whose
 ``faults`` is an object mapping txn_id to a list of codes (a bare string counts as a list of
 one); anything else makes the reply unparseable (every score 0, ``parsed`` 0). A figure that
-is missing or not an exact cent amount is simply wrong. Grading never raises.
+is missing or not an exact cent amount is simply wrong. Grading never raises. A reply is
+parsed once, however many rewards and metrics grade it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from piv_core import json_answer, pair_scores, parse_cents
+from piv_core.answer import parsed_once
 from piv_core.fault_map import fault_pairs, read_fault_map
 
 LABELS = ("G1", "1A", "1B", "net")
 
 
 class Answer(NamedTuple):
-    labels: dict[str, int | None]
+    labels: Mapping[str, int | None]
     pairs: frozenset[tuple[str, str]]
 
 
@@ -38,15 +42,16 @@ class Grade(NamedTuple):
 UNPARSED = Grade(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
+@parsed_once
 def parse_answer(reply: str | None) -> Answer | None:
-    """The reply's answer, or None when it is unparseable."""
+    """The reply's answer, or None when it is unparseable (read once per reply, and immutable)."""
     obj: Any = json_answer(reply)
     if not isinstance(obj, dict):
         return None
     pairs = read_fault_map(obj.get("faults"))
     if pairs is None:
         return None
-    return Answer({label: parse_cents(obj.get(label)) for label in LABELS}, pairs)
+    return Answer(MappingProxyType({label: parse_cents(obj.get(label)) for label in LABELS}), pairs)
 
 
 def grade(reply: str | None, bas: dict[str, int], faults: dict[str, list[str]]) -> Grade:

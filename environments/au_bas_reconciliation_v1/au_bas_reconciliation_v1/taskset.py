@@ -15,11 +15,21 @@ from typing import Annotated
 
 import verifiers.v1 as vf
 from piv_core import task_rng
-from piv_core.knobs import at_least, share
+from piv_core.knobs import at_least, at_most, share
+from piv_core.prompt_size import largest_fitting, prompt_bytes
 
 from au_bas_reconciliation_v1 import generator, grading, prompt, rules
 
 DEFAULT_SEED = 20260826
+
+
+def widest_prompt_bytes(num_transactions: int) -> int:
+    """An upper bound on the prompt bytes (system prompt folded in) of any task with this many rows."""
+    return prompt_bytes(prompt.SYSTEM_PROMPT, prompt.user_prompt(*generator.widest_ledger(num_transactions)))
+
+
+MAX_TRANSACTIONS = largest_fitting(widest_prompt_bytes, generator.MIN_ROWS)
+"""The most rows whose widest prompt fits one command-line argument (`piv_core.prompt_size`)."""
 
 
 class AuBasData(vf.TaskData):
@@ -60,8 +70,14 @@ class AuBasTask(vf.Task[AuBasData, vf.State, vf.TaskConfig]):
 
 
 class AuBasConfig(vf.TasksetConfig):
-    num_transactions: Annotated[int, at_least(generator.MIN_ROWS)] = 24
-    """Rows per ledger (at least 4)."""
+    num_transactions: Annotated[
+        int,
+        at_least(generator.MIN_ROWS),
+        at_most(MAX_TRANSACTIONS, "a longer ledger's prompt would not fit one command-line argument"),
+    ] = 24
+    """Rows per ledger, from 4 to `MAX_TRANSACTIONS` (1022): the most rows for which the prompt,
+    system prompt included and every column at its widest, stays within 112 KiB, so that it fits
+    the 128 KiB one command-line argument can hold."""
     fault_rate: Annotated[float, share()] = 0.25
     """Expected share of rows with a planted fault, in [0, 1]; 0 plants none, above 0 at least one."""
     seed: int = DEFAULT_SEED

@@ -1,5 +1,6 @@
 """Properties over many seeds: the oracle always earns 1.0, every exploit stays at the floor,
-the parser never raises, the key survives only untampered, and tasks are identical across processes."""
+the parser never raises (nor takes long, nor runs twice on one trace), the key survives only
+untampered, and tasks are identical across processes."""
 
 from __future__ import annotations
 
@@ -11,11 +12,15 @@ import subprocess
 import sys
 
 import pytest
+from au_bas_reconciliation_v1 import grading
 from au_bas_reconciliation_v1.grading import grade
 from au_bas_reconciliation_v1.rules import FAULT_CODES
 from au_bas_reconciliation_v1.taskset import AuBasConfig, AuBasTask, make_task_data
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from piv_core import json_answer
+from piv_core.money import format_cents
+from piv_core.testing import score_reply
 
 
 @pytest.mark.parametrize(
@@ -131,10 +136,76 @@ def test_parser_fuzz_structured(task, obj, wrapper):
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=st.text(alphabet=st.sampled_from('<>answer/{}[]":,.$-0123456789eE `jsonT\n'), max_size=200))
+@given(
+    text=st.text(alphabet=st.sampled_from('<>answer/{}[]":,.$-0123456789eE `jsonT\n\x00\ud800'), max_size=200)
+)
 def test_parser_fuzz_raw_text(task, text):
     scores = grade(text, task.data.bas, task.data.faults)
     assert 0.0 <= scores.bas_correct <= 1.0 and 0.0 <= scores.fault_audit <= 1.0
+
+
+def _with_g1(data, figure: str) -> str:
+    """The key's reply with G1 written as the raw JSON text `figure`."""
+    others = ", ".join(
+        f'"{label}": "{format_cents(cents)}"' for label, cents in data.bas.items() if label != "G1"
+    )
+    return f'<answer>{{"G1": {figure}, {others}, "faults": {json.dumps(data.faults)}}}</answer>'
+
+
+HOSTILE_FIGURES = {
+    "zero, exponent 10**7": "0e10000000",
+    "zero, exponent 10**18 - 1": "0e999999999999999999",
+    "exponent 10**6": "1e1000000",
+    "exponent -10**18 + 1": "-1e-999999999999999999",
+    "100,000 digits and a point": "9" * 100_000 + ".5",
+    "a million digits in a string": '"' + "9" * 1_000_000 + '"',
+    "a lone surrogate": '"\\ud800"',
+    "a raw lone surrogate": '"\ud800"',
+    "an escaped NUL": '"\\u0000"',
+}
+
+
+@pytest.mark.parametrize("figure", HOSTILE_FIGURES.values(), ids=HOSTILE_FIGURES)
+def test_a_hostile_figure_is_a_wrong_label_not_an_error(task, figure):
+    scored = score_reply(task, _with_g1(task.data, figure))
+    assert scored.metrics["parsed"] == 1.0 and scored.metrics["bas_label_accuracy"] == 0.75
+    assert scored.rewards == {"bas_correct": 0.0, "fault_audit": 1.0}
+
+
+HOSTILE_REPLIES = {
+    "16,000 unclosed tags": "<answer>" * 16_000,
+    "a fence and 40,000 spaces": "<answer>```" + " " * 40_000 + "x</answer>",
+    "a fence, a newline and 40,000 spaces": "<answer>```\n" + " " * 40_000 + "x</answer>",
+    "a lone surrogate": "<answer>\ud800</answer>",
+    "a lone surrogate in a key": '<answer>{"\ud800": 1, "faults": {"\ud800": ["\udfff"]}}</answer>',
+    "a NUL": "<answer>\x00</answer>",
+    "a NUL in a string": '<answer>{"G1": "1\x00", "faults": {}}</answer>',
+}
+
+
+@pytest.mark.parametrize("reply", HOSTILE_REPLIES.values(), ids=HOSTILE_REPLIES)
+def test_a_hostile_reply_scores_cleanly(task, reply):
+    scored = score_reply(task, reply)
+    assert 0.0 <= scored.reward <= 1.0 and scored.metrics["parsed"] in (0.0, 1.0)
+
+
+def test_scoring_a_trace_parses_its_reply_once(task, answer, monkeypatch):
+    """Two rewards and a metric read one trace: the reply is parsed for the first and remembered."""
+    parses = []
+    monkeypatch.setattr(grading, "json_answer", lambda reply: parses.append(reply) or json_answer(reply))
+    grading.parse_answer.cache_clear()
+    scored = score_reply(task, answer(task.data))
+    assert set(scored.rewards) == {"bas_correct", "fault_audit"} and "parsed" in scored.metrics
+    assert scored.reward == pytest.approx(1.0) and len(parses) == 1
+    score_reply(task, answer(task.data, faults={}))
+    assert len(parses) == 2
+
+
+def test_a_remembered_answer_cannot_be_changed(task, answer):
+    parsed = grading.parse_answer(answer(task.data))
+    with pytest.raises(TypeError):
+        parsed.labels["G1"] = 0  # type: ignore[index]
+    assert isinstance(parsed.pairs, frozenset)
 
 
 DUMP_TASKS = (

@@ -1,14 +1,17 @@
-"""The reward battery, scored through the real `Task.score`, and the parser under fuzzing."""
+"""The reward battery, scored through the real `Task.score`, and the parser under fuzzing: it reads
+what the pattern it replaces read, in linear time, once per trace."""
 
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 from geo_reprojection_v1 import grading
 from geo_reprojection_v1.problem import ARITY, BEARING, FAMILIES, INVERSE
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from piv_core import last_answer_block
 from piv_core.testing import score_reply
 
 GRADED = (False, True)
@@ -166,3 +169,86 @@ def test_parser_never_raises_and_stays_in_range(family, tokens, separator, wrapp
 def test_arbitrary_text_never_raises(text, family):
     result = grading.grade(text, family, [1.0, 2.0][: ARITY[family]], 0.5, graded=True)
     assert 0.0 <= result.within_tolerance <= 1.0 and math.isfinite(result.error)
+
+
+_PATTERN_NUMBER = r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
+_PATTERN = {n: re.compile(r"[,\s]*" + r"[,\s]+".join([_PATTERN_NUMBER] * n) + r"[,\s]*") for n in (1, 2)}
+
+
+def pattern_parse_numbers(reply, count):
+    """The parser as it was written with one pattern per count: the reference the split must agree with."""
+    body = last_answer_block(reply)
+    found = None if body is None else _PATTERN[count].fullmatch(body)
+    return None if found is None else tuple(map(float, found.groups()))
+
+
+_PIECES = st.sampled_from(
+    ["1", "-2.5", "+.5", "5.", "1e5", "1E-3", "e5", ".", "-", "+", "1e", "1.2.3", "٣", "x", "nan", "inf"]
+    + [",", " ", "\t", "\n", "\r", "\u2009", "\xa0", "\x1c", "\u3000", "```", "\x00", "\ud800"]
+)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(pieces=st.lists(_PIECES, max_size=12), count=st.sampled_from([1, 2]))
+def test_the_parser_agrees_with_the_pattern(pieces, count):
+    reply = "<answer>" + "".join(pieces) + "</answer>"
+    assert grading.parse_numbers.__wrapped__(reply, count) == pattern_parse_numbers(reply, count)
+
+
+class CountingPattern:
+    def __init__(self, pattern, calls):
+        self.pattern, self.calls = pattern, calls
+
+    def fullmatch(self, text):
+        self.calls.append(len(text))
+        return self.pattern.fullmatch(text)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "1 " * 50_000,
+        " " * 100_000 + "x",
+        "1" * 100_000 + "x",
+        "," * 100_000 + "1",
+        "1e" * 50_000,
+        "\u2003" * 100_000,
+    ],
+    ids=["many numbers", "spaces", "digits", "commas", "exponents", "em spaces"],
+)
+def test_a_long_body_is_split_once_and_at_most_count_pieces_matched(body, monkeypatch):
+    """Splitting is one string operation; the number pattern then sees at most `count` pieces, each once."""
+    calls = []
+    monkeypatch.setattr(grading, "_NUMBER", CountingPattern(grading._NUMBER, calls))
+    for count in (1, 2):
+        calls.clear()
+        reply = f"<answer>{body}</answer>"
+        assert grading.parse_numbers.__wrapped__(reply, count) == pattern_parse_numbers(reply, count)
+        assert len(calls) <= count and sum(calls) <= len(body)
+
+
+_SURROGATES_AND_NUL = st.text(alphabet=st.sampled_from("1.5, -e\n\x00\ud800\udfff<>/answer"), max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_SURROGATES_AND_NUL, family=st.sampled_from(FAMILIES))
+def test_surrogates_and_nul_score_cleanly(text, family):
+    for reply in (text, f"<answer>{text}</answer>"):
+        result = grading.grade(reply, family, [1.0, 2.0][: ARITY[family]], 0.5, graded=True)
+        assert 0.0 <= result.within_tolerance <= 1.0 and math.isfinite(result.error)
+
+
+def test_scoring_a_trace_parses_its_reply_once(tasks_of, monkeypatch):
+    """The reward and the metric read one trace: the reply is parsed for the first and remembered."""
+    task = tasks_of("reproject", count=1)[0]
+    parses = []
+    monkeypatch.setattr(
+        grading, "last_answer_block", lambda reply: parses.append(reply) or last_answer_block(reply)
+    )
+    grading.parse_numbers.cache_clear()
+    easting, northing = task.data.key
+    scored = score_reply(task, f"<answer>{easting!r}, {northing!r}</answer>")
+    assert set(scored.rewards) == {"within_tolerance"} and "answered" in scored.metrics
+    assert scored.reward == 1.0 and len(parses) == 1
+    score_reply(task, f"<answer>{easting!r} {northing!r}</answer>")
+    assert len(parses) == 2

@@ -1,14 +1,18 @@
-"""Fuzzing the reply parser: whatever a model writes, grading returns scores in [0, 1] and never raises."""
+"""Fuzzing the reply parser: whatever a model writes, grading returns scores in [0, 1], never raises,
+stays cheap on replies built to be expensive, and parses a trace's reply once."""
 
 from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from piv_core import json_answer
+from piv_core.testing import score_reply
 from us_sut_reconciliation_v1 import grading
 from us_sut_reconciliation_v1.rules import FIGURES
-from us_sut_reconciliation_v1.taskset import UsSutConfig, make_task_data
+from us_sut_reconciliation_v1.taskset import UsSutConfig, UsSutTask, make_task_data
 
 DATA = make_task_data(UsSutConfig(), 0)
 CODES = st.sampled_from(["tax_miscalculated", "outside_period", " duplicate_invoice ", "", "x"])
@@ -59,3 +63,56 @@ def test_json_shaped_answers(answer: dict, fenced: bool) -> None:
         for codes in faults.values()
     )
     assert grade.answer_parsed == float(a_fault_map)
+
+
+HOSTILE_TEXT = st.text(alphabet=st.sampled_from('{}[]":,0123456789.-$ eE<>/answer\n`\x00\ud800\udfff'))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(codec=None, categories=["Cs", "Cc", "L", "N", "P"])), HOSTILE_TEXT)
+def test_surrogates_and_nul_score_cleanly(prefix: str, body: str) -> None:
+    for text in (
+        prefix,
+        f"{prefix}<answer>{body}</answer>",
+        f'<answer>{{"faults": {{"{body}": "{prefix}"}}}}</answer>',
+    ):
+        assert _in_range(grading.grade(text, DATA.figures, DATA.faults))
+
+
+HOSTILE_REPLIES = {
+    "16,000 unclosed tags": "<answer>" * 16_000,
+    "a fence and 40,000 spaces": "<answer>```" + " " * 40_000 + "x</answer>",
+    "a figure 0e10000000": '<answer>{"gross_sales": 0e10000000, "faults": {}}</answer>',
+    "a figure 1e1000000": '<answer>{"gross_sales": 1e1000000, "faults": {}}</answer>',
+    "a figure of a million digits": '<answer>{"gross_sales": "%s", "faults": {}}</answer>'
+    % ("9" * 1_000_000),
+    "a lone surrogate": '<answer>{"gross_sales": "\ud800", "faults": {"\udfff": "\ud800"}}</answer>',
+    "a NUL": '<answer>{"gross_sales": "\x00", "faults": {}}</answer>',
+}
+
+
+@pytest.mark.parametrize("reply", HOSTILE_REPLIES.values(), ids=HOSTILE_REPLIES)
+def test_a_hostile_reply_scores_cleanly(reply: str) -> None:
+    grade = grading.grade(reply, DATA.figures, DATA.faults)
+    assert _in_range(grade) and grade.return_correct == 0.0
+
+
+def test_scoring_a_trace_parses_its_reply_once(
+    task: UsSutTask, gold, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two rewards and a metric read one trace: the reply is parsed for the first and remembered."""
+    parses = []
+    monkeypatch.setattr(grading, "json_answer", lambda reply: parses.append(reply) or json_answer(reply))
+    grading.parse_answer.cache_clear()
+    scored = score_reply(task, gold(task.data))
+    assert set(scored.rewards) == {"return_correct", "fault_audit"} and "answer_parsed" in scored.metrics
+    assert scored.reward == pytest.approx(1.0) and len(parses) == 1
+    score_reply(task, "Checked again.\n" + gold(task.data))
+    assert len(parses) == 2
+
+
+def test_a_remembered_answer_cannot_be_changed(task: UsSutTask, gold) -> None:
+    parsed = grading.parse_answer(gold(task.data))
+    with pytest.raises(TypeError):
+        parsed.figures["gross_sales"] = 0  # type: ignore[index]
+    assert isinstance(parsed.pairs, frozenset)

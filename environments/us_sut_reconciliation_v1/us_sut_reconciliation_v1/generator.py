@@ -4,7 +4,7 @@ The generator decides what the books look like and which faults to plant; it nev
 the return or the fault key (`rules.reconcile` does, from the finished rows). It borrows the
 rate table and the per-line rounding from `rules` only to write the tax column the books
 record. Every draw comes from the `random.Random` it is handed, so a ledger is a pure function
-of its seed.
+of its seed. `widest_ledger` is the bound on all of them that sizes the prompt.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import NamedTuple, TypeVar
 
 from piv_core.duplicates import plant_duplicates
 
-from us_sut_reconciliation_v1.ledger import EXEMPT, PURCHASE, SALE, TAXABLE, Quarter, Row
+from us_sut_reconciliation_v1.ledger import CATEGORIES, EXEMPT, PURCHASE, SALE, TAXABLE, Quarter, Row
 from us_sut_reconciliation_v1.rules import (
     CERT_THRESHOLD,
     DUPLICATE_INVOICE,
@@ -51,6 +51,16 @@ BUSINESS_ZIPS = tuple(z for z, (_, local) in LOCAL_RATES.items() if local > 0)
 PURCHASE_CODES = (OUTSIDE_PERIOD, MISSING_EXEMPTION_CERT, DUPLICATE_INVOICE)
 SALE_CODES = (TAX_ON_EXEMPT_ITEM, TAX_MISCALCULATED, NEXUS_MISALLOCATION, *PURCHASE_CODES)
 
+PRICE_CENTS = (500, 600_000)
+"""Every gross amount is drawn from [low, high) cents."""
+SALE_NUMBERS = (1000, 8000)
+"""The first sale invoice number is drawn from [low, low + span); each sale adds one."""
+PURCHASE_NUMBERS = (10_000, 80_000)
+"""Likewise for purchase orders, each adding 1 to `PURCHASE_STEP`."""
+PURCHASE_STEP = 40
+CERT_NUMBERS = (100_000, 900_000)
+"""Certificate IDs are ``RC-`` and a number drawn from [low, low + span)."""
+
 _ZERO = Decimal("0.00")
 _ONE = Decimal(1)
 _HUNDRED = Decimal(100)
@@ -70,13 +80,13 @@ def _pick(rng: random.Random, options: Sequence[T]) -> T:
     return options[int(rng.random() * len(options))]
 
 
-def _gross(rng: random.Random, low: int = 500, high: int = 600_000) -> Decimal:
+def _gross(rng: random.Random, low: int = PRICE_CENTS[0], high: int = PRICE_CENTS[1]) -> Decimal:
     """A pre-tax price in [low, high] cents, log-uniform so small and large invoices both occur."""
     return Decimal(int(low * (high / low) ** rng.random())).scaleb(-2)
 
 
 def _cert(rng: random.Random) -> str:
-    return f"RC-{100_000 + int(rng.random() * 900_000)}"
+    return f"RC-{CERT_NUMBERS[0] + int(rng.random() * CERT_NUMBERS[1])}"
 
 
 def _clean_row(rng: random.Random, day: date, invoice: str, kind: str, business_zip: str) -> Row:
@@ -132,7 +142,7 @@ def _inject(rng: random.Random, row: Row, code: str, quarter: Quarter, business_
         return row._replace(date=quarter.start - gap if rng.random() < 0.5 else quarter.end + gap)
     if code == MISSING_EXEMPTION_CERT:
         category = row.category if row.category in TAXABLE else _pick(rng, TAXABLE)
-        gross = row.gross if row.gross > CERT_THRESHOLD else _gross(rng, _THRESHOLD_CENTS + 2_500, 600_000)
+        gross = row.gross if row.gross > CERT_THRESHOLD else _gross(rng, _THRESHOLD_CENTS + 2_500)
         return row._replace(category=category, gross=gross, tax=_ZERO, claimed=True, cert="")
     gross = row.gross if row.gross >= 20 else _gross(rng, 2_000)
     if code == TAX_ON_EXEMPT_ITEM:
@@ -174,8 +184,8 @@ def generate(rng: random.Random, num_rows: int, fault_rate: float) -> Ledger:
     faulty = [rng.random() < fault_rate for _ in range(num_rows)]
     if fault_rate > 0 and not any(faulty):
         faulty[int(rng.random() * num_rows)] = True
-    sale_number = 1000 + int(rng.random() * 8000)
-    purchase_number = 10_000 + int(rng.random() * 80_000)
+    sale_number = SALE_NUMBERS[0] + int(rng.random() * SALE_NUMBERS[1])
+    purchase_number = PURCHASE_NUMBERS[0] + int(rng.random() * PURCHASE_NUMBERS[1])
 
     rows: list[Row] = []
     copies: list[int] = []  # slots that will repeat an earlier row's invoice
@@ -184,7 +194,7 @@ def generate(rng: random.Random, num_rows: int, fault_rate: float) -> Ledger:
             kind, sale_number = SALE, sale_number + 1
             invoice = f"INV-{sale_number}"
         else:
-            kind, purchase_number = PURCHASE, purchase_number + 1 + int(rng.random() * 40)
+            kind, purchase_number = PURCHASE, purchase_number + 1 + int(rng.random() * PURCHASE_STEP)
             invoice = f"PO-{purchase_number}"
         day = date.fromordinal(first_day + int(rng.random() * span))
         row = _clean_row(rng, day, invoice, kind, business_zip)
@@ -200,3 +210,35 @@ def generate(rng: random.Random, num_rows: int, fault_rate: float) -> Ledger:
     ordered = plant_duplicates(rng, rows, copies, quarter.end)
     numbered = [row._replace(txn_id=f"txn_{n:03d}") for n, row in enumerate(ordered, start=1)]
     return Ledger(business, business_zip, quarter, numbered)
+
+
+def _widest(options: Sequence[str]) -> str:
+    return max(options, key=len)
+
+
+def widest_ledger(num_rows: int) -> Ledger:
+    """A ledger at least as wide, field by field, as any `generate` makes with `num_rows` rows.
+
+    Rendered, it bounds the prompt of every such task: the business and business ZIP with the
+    longest names, a quarter (every quarter is written alike), and `num_rows` copies of a row
+    that takes, in every column, the widest text that column can hold (the last transaction id
+    and invoice numbers, the longest category, the largest amount, a certificate). Such a row
+    need not be one the generator writes; it only has to be as wide.
+    """
+    last_sale = sum(SALE_NUMBERS) + num_rows
+    last_purchase = sum(PURCHASE_NUMBERS) + PURCHASE_STEP * num_rows
+    gross = Decimal(PRICE_CENTS[1] - 1).scaleb(-2)  # any tax recorded is written in fewer digits
+    business_zip = max(BUSINESS_ZIPS, key=lambda z: len(LOCAL_RATES[z][0]))
+    row = Row(
+        txn_id=f"txn_{num_rows:03d}",
+        invoice=_widest((f"INV-{last_sale}", f"PO-{last_purchase}")),
+        date=date(max(YEARS), 12, 31),  # every date is written YYYY-MM-DD
+        kind=_widest((SALE, PURCHASE)),
+        category=_widest(CATEGORIES),
+        gross=gross,
+        tax=gross,
+        zip=_widest(ZIPS),
+        claimed=False,  # written "false", the longer flag
+        cert=f"RC-{sum(CERT_NUMBERS) - 1}",
+    )
+    return Ledger(_widest(BUSINESSES), business_zip, Quarter(max(YEARS), 4), [row] * num_rows)

@@ -15,11 +15,27 @@ from typing import Annotated
 
 import verifiers.v1 as vf
 from piv_core import task_rng
-from piv_core.knobs import at_least, share
+from piv_core.knobs import at_least, at_most, share
+from piv_core.prompt_size import SET_BUDGET, largest_fitting, prompt_bytes
+from pydantic import model_validator
 
 from us_sut_reconciliation_v1 import generator, grading, prompt, rules
 
 DEFAULT_SEED = 20260701
+
+
+def widest_prompt_bytes(num_rows: int) -> int:
+    """An upper bound on the prompt bytes (system prompt folded in) of any task with this many rows."""
+    return prompt_bytes(prompt.SYSTEM_PROMPT, prompt.user_prompt(*generator.widest_ledger(num_rows)))
+
+
+MAX_ROWS = largest_fitting(widest_prompt_bytes, generator.MIN_ROWS)
+"""The most rows whose widest prompt fits one command-line argument (`piv_core.prompt_size`)."""
+
+
+def max_tasks(num_rows: int) -> int:
+    """The most tasks of `num_rows` rows whose prompts, at their widest, fit `SET_BUDGET` together."""
+    return SET_BUDGET // widest_prompt_bytes(num_rows)
 
 
 class UsSutData(vf.TaskData):
@@ -60,13 +76,32 @@ class UsSutTask(vf.Task[UsSutData, vf.State, vf.TaskConfig]):
 
 class UsSutConfig(vf.TasksetConfig):
     num_tasks: Annotated[int, at_least(1)] = 50
-    """Tasks in the set (at least 1)."""
-    num_rows: Annotated[int, at_least(generator.MIN_ROWS)] = 30
-    """Rows per ledger (at least 5)."""
+    """Tasks in the set, from 1 to `max_tasks(num_rows)` (57647 at the default 30 rows, 4683 at
+    `MAX_ROWS`): verifiers holds the whole set at once to shuffle it or to run it without a
+    limit, and its prompts, at their widest, stay within 512 MiB together."""
+    num_rows: Annotated[
+        int,
+        at_least(generator.MIN_ROWS),
+        at_most(MAX_ROWS, "a longer ledger's prompt would not fit one command-line argument"),
+    ] = 30
+    """Rows per ledger, from 5 to `MAX_ROWS` (1104): the most rows for which the prompt, system
+    prompt included and every column at its widest, stays within 112 KiB, so that it fits the
+    128 KiB one command-line argument can hold."""
     fault_rate: Annotated[float, share()] = 0.25
     """Expected share of rows with a planted fault, in [0, 1]; 0 plants none, above 0 at least one."""
     seed: int = DEFAULT_SEED
     """Generator seed; task i depends only on (seed, i, num_rows, fault_rate)."""
+
+    @model_validator(mode="after")
+    def _set_fits_in_memory(self) -> UsSutConfig:
+        most = max_tasks(self.num_rows)
+        if self.num_tasks > most:
+            raise ValueError(
+                f"num_tasks must be <= {most} with num_rows={self.num_rows}, got {self.num_tasks}: "
+                f"the set's prompts would exceed {SET_BUDGET >> 20} MiB, and verifiers holds the whole "
+                "set at once to shuffle it or to run it without a limit"
+            )
+        return self
 
 
 def make_task_data(config: UsSutConfig, idx: int) -> UsSutData:

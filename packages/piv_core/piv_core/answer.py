@@ -3,29 +3,79 @@
 The convention every text environment here follows: the answer is the **last**
 ``<answer>...</answer>`` block of the reply; text outside it is ignored; a Markdown code
 fence inside the block (```` ```json ... ``` ````) is tolerated.
+
+A reply is whatever the model wrote, so the reader takes time linear in its length: the tags
+are found by literal search from a position that only moves forward, and the fence is
+removed with string operations. The result is the one the pattern
+``<answer>(.*?)</answer>`` (``DOTALL | IGNORECASE``) gives: its last match, stripped, with a
+fence ``^```[A-Za-z0-9_-]*[ \\t]*\\n?(.*?)\\n?[ \\t]*```$`` reduced to its stripped body.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+import string
+from collections.abc import Callable
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
-_BLOCK = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
-_FENCE = re.compile(r"^```[A-Za-z0-9_-]*[ \t]*\n?(.*?)\n?[ \t]*```$", re.DOTALL)
+_OPEN = re.compile(re.escape("<answer>"), re.IGNORECASE)
+_CLOSE = re.compile(re.escape("</answer>"), re.IGNORECASE)
+_FENCE = "```"
+_LANGUAGE_TAG = string.ascii_letters + string.digits + "_-"
+
+REPLIES_REMEMBERED = 128
+"""How many recent replies a `parsed_once` parser remembers (more than a worker scores at once)."""
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def last_answer_block(reply: str | None) -> str | None:
     """The stripped body of the last complete ``<answer>`` block, fence removed, or None."""
     if not reply or "<answer>" not in reply.lower():
         return None
-    bodies = _BLOCK.findall(reply)
-    if not bodies:
+    block = _last_block(reply)
+    if block is None:
         return None
-    body = bodies[-1].strip()
-    fenced = _FENCE.match(body)
-    return fenced.group(1).strip() if fenced else body
+    return _unfenced(reply[block[0] : block[1]].strip())
+
+
+def _last_block(reply: str) -> tuple[int, int] | None:
+    """Where the body of the last complete block lies, in one forward pass.
+
+    Blocks pair each opening tag with the first closing tag after it, and the next block is
+    looked for after that closing tag. An opening tag with no closing tag after it ends the
+    search: no later opening tag can have one either.
+    """
+    last, position = None, 0
+    while (opening := _OPEN.search(reply, position)) is not None:
+        closing = _CLOSE.search(reply, opening.end())
+        if closing is None:
+            break
+        last, position = (opening.end(), closing.start()), closing.end()
+    return last
+
+
+def _unfenced(body: str) -> str:
+    """`body` without a surrounding code fence and its language tag, stripped; `body` when unfenced.
+
+    The two fences must not overlap, so a fenced body has at least six characters. What lies
+    between the fences' own whitespace and the text is removed by the final strip.
+    """
+    if len(body) >= 2 * len(_FENCE) and body.startswith(_FENCE) and body.endswith(_FENCE):
+        return body[len(_FENCE) : -len(_FENCE)].lstrip(_LANGUAGE_TAG).strip()
+    return body
+
+
+def parsed_once(parse: F) -> F:
+    """`parse`, remembering its results for the `REPLIES_REMEMBERED` most recent arguments.
+
+    Each reward and metric of a trace reads the same reply; with this, they share one parse.
+    `parse` must be a pure function of its (hashable) arguments and return an immutable value.
+    """
+    return functools.lru_cache(maxsize=REPLIES_REMEMBERED)(parse)  # type: ignore[return-value]
 
 
 def _reject_constant(name: str) -> Any:

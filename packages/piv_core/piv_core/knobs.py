@@ -1,7 +1,11 @@
 """Validators for taskset knobs: a bad value fails at load with a message naming the knob.
 
 num_rows: Annotated[int, at_least(5)] = 30        # "num_rows must be >= 5, got 3"
+num_rows: Annotated[int, at_most(900, "why")] = 30  # "num_rows must be <= 900, got 901: why"
 fault_rate: Annotated[float, share()] = 0.25      # "fault_rate must be between 0.0 and 1.0, got 1.5"
+
+An upper bound says why it is the most, e.g. that a longer prompt no longer fits one command-line
+argument (`piv_core.prompt_size`).
 """
 
 from __future__ import annotations
@@ -15,6 +19,18 @@ def at_least(minimum: int) -> AfterValidator:
     def check(value: int, info: ValidationInfo) -> int:
         if value < minimum:
             raise ValueError(f"{info.field_name} must be >= {minimum}, got {value}")
+        return value
+
+    return AfterValidator(check)
+
+
+def at_most(maximum: int, reason: str = "") -> AfterValidator:
+    """Values above `maximum` fail; `reason` (why that is the most) follows the message."""
+
+    def check(value: int, info: ValidationInfo) -> int:
+        if value > maximum:
+            why = f": {reason}" if reason else ""
+            raise ValueError(f"{info.field_name} must be <= {maximum}, got {value}{why}")
         return value
 
     return AfterValidator(check)
