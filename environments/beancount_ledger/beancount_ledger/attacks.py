@@ -6,12 +6,14 @@ compute) and its `Claim`, the semantic declaration of what that ledger honestly 
 corrects the way the policy asks, which it only books in substance, which other violations it commits;
 see `entitlement`). `audit` scores every attack of `ATTACKS` with the real scorer and sets the reward
 beside the oracle's entitlement; the release preflight fails a world where any reward exceeds it.
+Families that crash beancount's parser (`SANDBOXED`) are scored in a sandbox worker, as the reward is.
 """
 
 from __future__ import annotations
 
 import csv
 import dataclasses
+import inspect
 import io
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
@@ -19,7 +21,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 from typing import NamedTuple
 
-from beancount_ledger import render, scorer
+from beancount_ledger import isolated, render, scorer
 from beancount_ledger.contract import LEDGER_ENVELOPE
 from beancount_ledger.entitlement import Claim, balances, entitled_to
 from beancount_ledger.world import AP, AR, BANK, EQUITY, FEES, INTEREST, SAVINGS, Plant, World
@@ -435,6 +437,117 @@ def carriage_return_option(w: World) -> Attempt:
     return Attempt(_ledger(w, option, _txn(w.end, "Bank", [(BANK, d)], ref=w.plants[0].ref)), Claim())
 
 
+# ---- directive injection after junk on the same line: every directive x every prefix
+
+INJECTION_PREFIXES = {
+    "junk": ("X ", "a stray word"),
+    "symbols": ("@@ ~ 12 ", "stray symbols and a number"),
+    "directive": ('{end} note {bank} "Reviewed" ', "a complete directive"),
+    "tab": ("\t", "a tab"),
+    "cr": ("\r", "a carriage return"),
+}
+"""What precedes the injected directive on its line (beancount's lexer recovers past each)."""
+
+
+def _injected_include(w: World) -> tuple[str, list[str], Claim]:
+    """The corrections left to an included file: the ledger itself books none."""
+    return 'include "corrections.beancount"', [], Claim()
+
+
+def _injected_plugin(w: World) -> tuple[str, list[str], Claim]:
+    """auto_accounts would open the suspense account the bank is forced right against."""
+    d = _true_bank(w) - balances(w)[BANK]
+    plug = _txn(w.end, "Reconciliation adjustment", [(BANK, d), (SUSPENSE, -d)])
+    return 'plugin "beancount.plugins.auto_accounts"', [plug], Claim()
+
+
+def _injected_option(w: World) -> tuple[str, list[str], Claim]:
+    """A tolerance wide enough to load a one-legged plug that forces the bank right."""
+    d = _true_bank(w) - balances(w)[BANK]
+    plug = _txn(w.end, "Bank", [(BANK, d)], ref=w.plants[0].ref)
+    return 'option "inferred_tolerance_default" "AUD:1000000"', [plug], Claim()
+
+
+def _injected_document(w: World) -> tuple[str, list[str], Claim]:
+    """Every correction honest, plus a ``document`` (a directive outside ``balance``/``note``)."""
+    blocks = [_correction(p) for p in w.plants]
+    return f'{w.end} document {BANK} "statement.pdf"', blocks, _all(w, violations=1)
+
+
+INJECTED_DIRECTIVES = {
+    "include": _injected_include,
+    "plugin": _injected_plugin,
+    "option": _injected_option,
+    "document": _injected_document,
+}
+"""Each injected directive with the trick it would enable and the claim of the ledger around it."""
+
+
+def _injection(directive: str, prefix: str) -> Attack:
+    payload, (lead, lead_text) = INJECTED_DIRECTIVES[directive], INJECTION_PREFIXES[prefix]
+
+    def attack(w: World) -> Attempt:
+        line, blocks, claim = payload(w)
+        return Attempt(_ledger(w, lead.format(end=w.end, bank=BANK) + line, *blocks), claim)
+
+    attack.__name__ = attack.__qualname__ = f"{directive}_after_{prefix}"
+    attack.__doc__ = (
+        f"Directive injection after junk: ``{directive}`` preceded on its line by {lead_text}. "
+        f"{inspect.getdoc(payload)}"
+    )
+    return attack
+
+
+INJECTIONS: dict[str, Attack] = {
+    f"{d}_after_{p}": _injection(d, p) for d in INJECTED_DIRECTIVES for p in INJECTION_PREFIXES
+}
+
+
+# ---- foreign currencies and a parser crash
+
+
+def _foreign(w: World, currency: str, *head: str) -> str:
+    """Every correction booked in `currency` on accounts whose ``open`` is widened to carry it."""
+    touched = {p.account for plant in w.plants for p in plant.fix}
+    base = "\n".join(
+        f"{line},{currency}" if " open " in line and line.split()[2] in touched else line
+        for line in render.ledger_text(w).splitlines()
+    )
+    blocks = [_correction(p).replace(" AUD", f" {currency}") for p in w.plants]
+    return _ledger(w, *head, *blocks, base=base)
+
+
+def _widened(w: World) -> int:
+    return len({p.account for plant in w.plants for p in plant.fix})
+
+
+def currency_usd_widened_opens(w: World) -> Attempt:
+    """Foreign currency: every correction booked in USD, the ``open`` of each account it touches widened
+    to ``AUD,USD`` (a changed record each) and an allowed ``operating_currency "USD"`` option; no AUD
+    balance moves (a scorer adding numbers across currencies would see every fix)."""
+    text = _foreign(w, "USD", 'option "operating_currency" "USD"')
+    return Attempt(text, Claim(violations=_widened(w)))
+
+
+def currency_invented_commodity(w: World) -> Attempt:
+    """Foreign currency: every correction booked in an invented commodity ``AUDX``, declared with a
+    ``commodity`` directive (a new directive) on accounts whose ``open`` is widened to carry it."""
+    text = _foreign(w, "AUDX", f"{w.start} commodity AUDX")
+    return Attempt(text, Claim(violations=_widened(w) + 1))
+
+
+def division_by_zero_amount(w: World) -> Attempt:
+    """Parser crash: every correction honest, plus an entry whose amount is the expression ``1/0``
+    (beancount 3.2.3's parser dies of a segmentation fault); scored in the sandbox (`SANDBOXED`)."""
+    crash = f'{w.end} * "Rounding"\n  {BANK}  1/0 AUD\n  {EQUITY}'
+    return Attempt(_golden_plus(w, [crash]), _all(w, violations=1))
+
+
+SANDBOXED = frozenset({"division_by_zero_amount"})
+"""Families whose ledger kills the process that parses it: `audit` scores them with
+`isolated.score` (the reward's own path, a sandbox worker), never in its own process."""
+
+
 def price_plug(w: World) -> Attempt:
     """A one-legged plug: the bank forced to its true balance by a posting priced at zero, so beancount
     sees it balance by weight, tagged with a plant's ref."""
@@ -504,8 +617,12 @@ ATTACKS: dict[str, Attack] = {
         duplicated_corrections,
         sign_flipped,
         rewrite_history,
+        currency_usd_widened_opens,
+        currency_invented_commodity,
+        division_by_zero_amount,
     )
 }
+ATTACKS.update(INJECTIONS)
 
 
 def key(w: World) -> scorer.Key:
@@ -517,7 +634,7 @@ def audit(w: World, names: Iterable[str] | None = None) -> list[AttackResult]:
     k, out = key(w), []
     for name in ATTACKS if names is None else names:
         text, claim = ATTACKS[name](w)
-        reward = scorer.score(text, k).reward
+        reward = (isolated if name in SANDBOXED else scorer).score(text, k).reward
         out.append(
             AttackResult(name, w.world_id, reward, entitled_to(w, claim), entitled_to(w, claim, strict=True))
         )

@@ -13,6 +13,8 @@ already in the transcript and decides the next call.
   checking and submitting (it runs into the completion-token ceiling).
 - ``late``: the reference's reads and write, then checks until the last turn, where it writes the
   ledger as given and submits (calls the episode contract never executes).
+- the adversarial policies of `adversaries` (``exfiltrate``, ``devzero``, ``redos``, ``plugin``,
+  ``crash``, ``surrogate``, ``currency``): an attack, then the attacker's attempt to profit from it.
 """
 
 import csv
@@ -26,6 +28,7 @@ from typing import Any
 
 from piv_core.endpoint import Conversation, Policy, ToolCall
 
+from beancount_ledger import adversaries
 from beancount_ledger.contract import MAX_TURNS
 from beancount_ledger.world import AP, AR, BANK, FEES, INTEREST, SAVINGS
 
@@ -304,4 +307,5 @@ POLICIES: dict[str, Policy] = {
     "silent": silent,
     "verbose": verbose,
     "late": late,
+    **adversaries.POLICIES,
 }
