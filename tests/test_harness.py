@@ -59,3 +59,47 @@ def test_bash_stays_selectable(tmp_path):
     assert code == 0, output[-2000:]
     (trace,) = _traces(tmp_path / f"{env_id}--oracle").values()
     assert trace["agent"]["config"]["harness"]["id"] == "bash" and trace["ok"]
+
+
+def test_a_reply_with_a_lone_surrogate_loses_nothing(tmp_path):
+    """verifiers' interception server cannot forward a reply carrying a lone surrogate (it fails
+    to encode it and answers 502), so such an episode ends as a harness error; the run still
+    saves every episode, the scrubbed trace included, and ends by itself."""
+    import os
+    import subprocess
+    import sys
+
+    from piv_core.endpoint import running_endpoint
+
+    def policy(conversation):
+        return "<answer>\ud800</answer>"
+
+    with running_endpoint({"surrogate": policy}) as url:
+        done = subprocess.run(
+            [
+                os.path.join(os.path.dirname(sys.executable), "eval"),
+                "au-bas-reconciliation-v1",
+                "--model",
+                "surrogate",
+                "-n",
+                "2",
+                "--no-rich",
+                "-o",
+                str(tmp_path),
+                "--run.name",
+                "r",
+                "--client.base-url",
+                url,
+                "--client.api-key-var",
+                "PIV_TEST_KEY",
+            ],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PIV_TEST_KEY": "x"},
+            timeout=600,
+            stdin=subprocess.DEVNULL,
+        )
+    traces = _traces(tmp_path / "r")
+    assert len(traces) == 2, done.stdout[-2000:] + done.stderr[-2000:]
+    assert {t["stop_condition"] for t in traces.values()} == {"harness_error"}
+    assert done.returncode != 0  # errored episodes are reported, not hidden

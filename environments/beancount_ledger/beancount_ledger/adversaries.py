@@ -32,6 +32,8 @@ Each attack, what the attacker does after it, and the outcome the end-to-end tes
   ``attacks.division_by_zero_amount``).
 - ``surrogate``: write_ledger, grep and read_file with a lone surrogate in their JSON arguments;
   then the reference ledger. Outcome 1.0: each bad call is an error message, the episode goes on.
+- ``flood``: 64 grep calls in one turn, then the reference ledger. Outcome 1.0; only the first 16
+  calls of that turn run (the rest are answered with an error), so a turn costs a bounded time.
 - ``currency``: the corrections booked in an invented commodity, then in USD, each time on accounts
   whose ``open`` is widened to carry it (plus an allowed ``operating_currency`` option); the USD
   ledger is the final one. Outcome 0, below the untouched ledger: not AUD, so it does not load.
@@ -303,6 +305,13 @@ currency = _scripted(
     ],
 )
 
+FLOOD = 64
+"""Tool calls the ``flood`` policy makes in one turn (the contract runs the first 16)."""
+flood = _scripted(
+    "flood",
+    [_calls(*(ToolCall("grep", {"pattern": f"BS{i:04d}"}) for i in range(FLOOD))), _reference],
+)
+
 
 POLICIES: dict[str, Policy] = {
     "exfiltrate": exfiltrate,
@@ -312,5 +321,6 @@ POLICIES: dict[str, Policy] = {
     "crash": crash,
     "surrogate": surrogate,
     "currency": currency,
+    "flood": flood,
 }
 """The adversarial policies, by name; `baselines.POLICIES` serves them beside the others."""

@@ -22,6 +22,8 @@ TOKEN_CEILING = 40_000
 """Completion tokens (hidden reasoning included) over the whole episode."""
 IDLE_TURNS = 3
 """Consecutive turns without a tool call that end the episode."""
+CALLS_PER_TURN = 16
+"""Tool calls run per turn; the rest of a turn's calls are answered with an error, not run."""
 LEDGER_ENVELOPE = 48_000
 """Largest ledger, in bytes, that `read_file` returns whole and `write_ledger` accepts."""
 SLICE_LINES = 200
@@ -43,6 +45,7 @@ Episode rules:
 - At most {MAX_TURNS} turns. Tool calls made on turn {MAX_TURNS} are not executed, so submit by turn {MAX_TURNS - 1}.
 - At most {TOKEN_CEILING:,} completion tokens in total, reasoning included; each request is capped at what is left.
 - {IDLE_TURNS} consecutive replies without a tool call end the episode.
+- At most {CALLS_PER_TURN} tool calls per turn are run; any more in the same turn get an error and are not run.
 - The latest ledger accepted by write_ledger is scored, whether or not you call submit. If you never write one, \
 the score is 0.
 - read_file returns ledger.beancount whole (once per revision); other files come in numbered \
@@ -54,6 +57,7 @@ LIMITS = {
     "max_turns": MAX_TURNS,
     "token_ceiling": TOKEN_CEILING,
     "idle_turns": IDLE_TURNS,
+    "calls_per_turn": CALLS_PER_TURN,
     "ledger_envelope": LEDGER_ENVELOPE,
     "slice_lines": SLICE_LINES,
     "reply_cap": REPLY_CAP,

@@ -24,7 +24,8 @@ _GUARD = 'if __name__ == "__main__":\n    asyncio.run(main())\n'
 @lru_cache(maxsize=1)
 def program_source() -> str:
     """The bundled chat program with its entry point moved after our `run_chat_loop`."""
-    if (chat_loop.IDLE_LIMIT, chat_loop.TOKEN_CEILING) != (contract.IDLE_TURNS, contract.TOKEN_CEILING):
+    ours = (chat_loop.IDLE_LIMIT, chat_loop.TOKEN_CEILING, chat_loop.CALLS_PER_TURN)
+    if ours != (contract.IDLE_TURNS, contract.TOKEN_CEILING, contract.CALLS_PER_TURN):
         raise RuntimeError("chat_loop's limits differ from the episode contract's")
     bundled = bundle_program(CHAT_PROGRAM, mcp, compaction, core)
     if not bundled.rstrip().endswith(_GUARD.rstrip()):

@@ -11,7 +11,8 @@ the reward runs in a worker process that
   beancount and this package's gate and scorer (not verifiers);
 - lowers its own limits before it reads any request: address space `MEMORY_BYTES`, no file
   writes, few descriptors; and `CPU_SECONDS` of CPU per request (SIGXCPU interrupts the
-  request, which then fails alone);
+  request, which then fails alone); started as root, it drops to the `nobody` user once its
+  imports are done;
 - answers one JSON line per JSON request line; it is killed and replaced when a reply takes
   longer than `WALL_SECONDS`, when it dies, or when it answers something that is not JSON.
 
@@ -46,6 +47,7 @@ MEMORY_BYTES = 1 << 30
 MAX_WORKERS = max(2, os.cpu_count() or 2)
 """Concurrent workers per calling process."""
 _OPEN_FILES = 64
+_NOBODY = 65534
 _BOOT = (
     "import sys, types\n"
     "package = types.ModuleType('beancount_ledger')\n"
@@ -225,6 +227,16 @@ def _cpu_budget() -> None:
     )
 
 
+def _drop_privileges() -> None:
+    """Started as root, the worker becomes `nobody` once its imports are done: no file of root's,
+    no other process's environment, is then readable from it."""
+    if os.geteuid() != 0:
+        return
+    os.setgroups([])
+    os.setgid(_NOBODY)
+    os.setuid(_NOBODY)
+
+
 def _overrun(signum: int, frame: Any) -> None:
     raise _Overrun
 
@@ -237,6 +249,7 @@ def serve() -> None:
 
     from beancount_ledger import gate, isolated, scorer  # noqa: F401
 
+    _drop_privileges()
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     for line in stdin:
         try:

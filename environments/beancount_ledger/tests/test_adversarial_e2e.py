@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from beancount_ledger import adversaries, keys, release
+from beancount_ledger import adversaries, contract, keys, release
 from beancount_ledger.scorer import score
 from beancount_ledger.taskset import LedgerData, key_of, make_task_data
 from piv_core.testing import run_command
@@ -37,9 +37,10 @@ REWARD = {
     "plugin": 0.0,
     "crash": 0.0,
     "currency": 0.0,
+    "flood": 1.0,
 }
 """The reward each policy ends with: the reference's for a harmless attack, the floor for a punished one."""
-WRITES = {"exfiltrate", "surrogate", "currency", "redos"}
+WRITES = {"exfiltrate", "surrogate", "currency", "redos", "flood"}
 """Policies that end with an accepted ledger (the others have every write refused)."""
 UNLOADED = {"currency", "redos"}
 """Policies whose accepted ledger does not load (a foreign currency; the bait's stray token)."""
@@ -215,3 +216,15 @@ def test_malformed_unicode_arguments_are_errors_and_the_episode_goes_on(runs):
             r.startswith("error: the arguments are not valid Unicode") for r in bad
         ), bad
         assert any(tool == "write_ledger" and (r or "").startswith("written") for tool, _, r in calls)
+
+
+@pytest.mark.e2e
+def test_a_turn_runs_at_most_its_share_of_tool_calls(runs):
+    for trace in runs["flood"].traces.values():
+        replies = [r for tool, _, r in _calls(trace) if tool == "grep"]
+        assert len(replies) == adversaries.FLOOD
+        skipped = [
+            r for r in replies if r.startswith("error: only the first 16 tool calls of a turn are run")
+        ]
+        assert len(skipped) == adversaries.FLOOD - contract.CALLS_PER_TURN
+        assert trace["metrics"]["calls_grep"] == contract.CALLS_PER_TURN

@@ -168,3 +168,12 @@ def test_tool_calls_run_off_the_servers_event_loop(tools):
 
     assert asyncio.run(call()) == "ok"
     assert seen["thread"] != seen["loop"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the worker drops privileges only when started as root")
+def test_a_worker_started_as_root_runs_as_nobody(fresh_pool, data):
+    assert isolated.check(golden_of(data)).ok
+    status = Path(f"/proc/{_worker_pid()}/status").read_text()
+    uid = next(line for line in status.splitlines() if line.startswith("Uid:"))
+    assert uid.split()[1:] == [str(sandbox._NOBODY)] * 4
+    assert isolated.score(golden_of(data), key_of(data)).reward == 1.0

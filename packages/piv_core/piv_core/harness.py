@@ -16,6 +16,11 @@ context for a given bundle is built once and reused. A
 ``SystemExit`` becomes the program's exit code, any other exception exit code 1 with its
 traceback as stderr, as the process would have reported them.
 
+A reply may carry a lone surrogate (a JSON ``"\\ud800"`` escape decodes to one), which no UTF-8
+serializer accepts: verifiers' trace store would then fail to save the whole run. After the
+program ends, every message recorded on the trace has each lone surrogate replaced by U+FFFD
+(`scrub_surrogates`), so the episode is saved and scored like any other reply.
+
 `SingleReplyHarness` is the default harness of the single-reply text environments: verifiers'
 `null` chat program, in-process, with no tools, so one reply ends the episode. verifiers falls
 back to the `bash` harness (a coding agent with a shell) unless a taskset exports its own;
@@ -28,6 +33,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import ssl
 import tempfile
 import traceback
@@ -44,6 +50,31 @@ from verifiers.v1.harnesses.utils.launch import CHAT_PROGRAM_SOURCE
 from verifiers.v1.runtimes import ProgramResult, Runtime
 from verifiers.v1.task import TaskData
 from verifiers.v1.trace import Trace
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def scrub_surrogates(value: Any) -> Any:
+    """`value` (JSON-like) with every lone surrogate in its strings replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {scrub_surrogates(k): scrub_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(scrub_surrogates(v) for v in value)
+    return value
+
+
+def scrub_trace(trace: Trace) -> None:
+    """Replace lone surrogates in the messages recorded on `trace`, in place."""
+    for node in trace.nodes:
+        message = getattr(node, "message", None)
+        if message is None:
+            continue
+        try:
+            message.model_dump_json()
+        except ValueError:  # pydantic refuses to serialize a lone surrogate
+            node.message = type(message).model_validate(scrub_surrogates(message.model_dump()))
 
 
 @lru_cache(maxsize=8)
@@ -120,6 +151,8 @@ async def run_chat_program(
         return ProgramResult(exit_code=code, stdout="", stderr=traceback.format_exc())
     except Exception:
         return ProgramResult(exit_code=1, stdout="", stderr=traceback.format_exc())
+    finally:
+        scrub_trace(trace)
     return ProgramResult(exit_code=0, stdout="", stderr="")
 
 
