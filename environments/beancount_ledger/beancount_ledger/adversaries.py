@@ -47,7 +47,6 @@ earned, so the attacked ledger is the one submitted (the attack must be punished
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 
 from piv_core.endpoint import Conversation, Policy, ToolCall
@@ -71,29 +70,11 @@ def _turn(conversation: Conversation) -> int:
     return sum(1 for m in conversation.messages if m.get("role") == "assistant")
 
 
-def _read(conversation: Conversation, name: str) -> str:
-    """The text of the first read_file result for `name` (header and slice numbering removed)."""
-    asked = {}
-    for m in conversation.messages:
-        for call in m.get("tool_calls") or []:
-            fn = call.get("function", {})
-            try:
-                args = json.loads(fn.get("arguments") or "{}")
-            except json.JSONDecodeError:
-                continue
-            if fn.get("name") == "read_file" and isinstance(args, dict) and args.get("name") == name:
-                asked[call.get("id")] = name
-    for m in conversation.messages:
-        if m.get("role") == "tool" and m.get("tool_call_id") in asked:
-            body = Conversation.text(m).split("\n", 1)[1]
-            return body if name == LEDGER else "\n".join(line[7:] for line in body.split("\n")) + "\n"
-    raise LookupError(f"{name} was never read")
-
-
 def _ledgers(conversation: Conversation) -> Ledgers:
-    from beancount_ledger.baselines import reference_ledger  # baselines imports this module
+    from beancount_ledger.baselines import file_text, reference_ledger, tool_results  # it imports us
 
-    original, statement, archive = (_read(conversation, name) for name in READS)
+    results = tool_results(conversation)
+    original, statement, archive = (file_text(results, name) for name in READS)
     return original, reference_ledger(original, statement, archive)
 
 

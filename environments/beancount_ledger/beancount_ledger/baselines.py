@@ -36,7 +36,7 @@ READS = ("ledger.beancount", "bank_statement.csv", "archive_prior_period.csv")
 SUSPENSE = "Expenses:Reconciliation-Suspense"
 
 
-def _results(conversation: Conversation) -> dict[str, list[str]]:
+def tool_results(conversation: Conversation) -> dict[str, list[str]]:
     """Tool results so far, by tool name (and by file name for read_file)."""
     calls: dict[str, tuple[str, dict[str, Any]]] = {}
     for m in conversation.messages:
@@ -56,7 +56,7 @@ def _results(conversation: Conversation) -> dict[str, list[str]]:
     return out
 
 
-def _file(results: dict[str, list[str]], name: str) -> str:
+def file_text(results: dict[str, list[str]], name: str) -> str:
     """A file's text from its read_file result (header line and slice numbering removed)."""
     body = results[f"read_file:{name}"][0].split("\n", 1)[1]
     if name.endswith(".beancount"):
@@ -183,8 +183,8 @@ def _writes(writer: Writer) -> Policy:
     """The policy that reads the three files, writes what `writer` makes of them, checks and submits."""
 
     def policy(conversation: Conversation) -> list[ToolCall]:
-        results = _results(conversation)
-        return _finish(results, lambda: writer(*(_file(results, name) for name in READS)))
+        results = tool_results(conversation)
+        return _finish(results, lambda: writer(*(file_text(results, name) for name in READS)))
 
     policy.__name__ = policy.__qualname__ = writer.__name__.removesuffix("_ledger")
     return policy
@@ -275,21 +275,21 @@ def _written(results: dict[str, list[str]]) -> bool:
 
 
 def verbose(conversation: Conversation) -> str | list[ToolCall]:
-    results = _results(conversation)
+    results = tool_results(conversation)
     if not _written(results):
         return reference(conversation)
     return "Let me explain the reconciliation in detail. " * 2_250  # 101,250 characters
 
 
 def late(conversation: Conversation) -> list[ToolCall]:
-    results = _results(conversation)
+    results = tool_results(conversation)
     if not _written(results):
         return reference(conversation)
     turn = 1 + sum(1 for m in conversation.messages if m.get("role") == "assistant")
     if turn < MAX_TURNS:
         return [ToolCall("run_beancount")]
     return [
-        ToolCall("write_ledger", {"text": _file(results, "ledger.beancount")}),
+        ToolCall("write_ledger", {"text": file_text(results, "ledger.beancount")}),
         ToolCall("submit"),
     ]
 
