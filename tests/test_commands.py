@@ -1,7 +1,10 @@
 """The suite's commands end to end: `eval` against the baseline endpoint, `validate`, `summarize`.
 
-Exit codes are checked, but every claim about scores is read from what the run wrote
-(traces.jsonl / summary.json): verifiers itself exits 0 even when every rollout failed.
+The repository's short names (the seeds' command lines) are exercised here; the installed
+packages' prefixed names (`piv-eval`, ...) are the same entry points, and everything else
+runs through them. Exit codes are checked, but every claim about scores is read from what
+the run wrote (traces.jsonl / summary.json): verifiers itself exits 0 even when every rollout
+failed.
 """
 
 from __future__ import annotations
@@ -24,7 +27,9 @@ def baseline_runs(tmp_path_factory):
     """oracle, blanket and garbage through the measured config file, 3 tasks each."""
     out = str(tmp_path_factory.mktemp("runs"))
     return {
-        policy: run_baseline_eval("au-bas-reconciliation-v1", policy, out, "@", CONFIG, num_tasks=3)
+        policy: run_baseline_eval(
+            "au-bas-reconciliation-v1", policy, out, "@", CONFIG, num_tasks=3, command="eval"
+        )
         for policy in ("oracle", "blanket", "garbage")
     }
 

@@ -51,3 +51,20 @@ def test_modules_have_docstrings(env_id):
 
 def test_text_environments_default_to_the_single_reply_harness():
     assert harness_class(default_harness_id("au-bas-reconciliation-v1")) is SingleReplyHarness
+
+
+def test_one_endpoint_serves_every_installed_environment_and_tells_them_apart():
+    """The baseline endpoint finds every installed environment, and recognises each one's
+    requests from the system prompt its tasks carry."""
+    from piv_core.endpoint import BaselineEndpoint, Conversation, installed_environments
+
+    environments = installed_environments()
+    assert sorted(environments) == ENV_IDS
+    endpoint = BaselineEndpoint(list(environments.values()))
+    for env_id in ENV_IDS:
+        task = next(iter(vf.load_taskset(vf.taskset_config_type(env_id)(id=env_id))))
+        system = [{"role": "system", "content": task.data.system_prompt}, {"role": "user", "content": "q"}]
+        folded = [{"role": "user", "content": f"{task.data.system_prompt}\n\n{task.data.prompt_text}"}]
+        assert endpoint.recognise(Conversation(system, [])).id == env_id
+        assert endpoint.recognise(Conversation(folded, [])).id == env_id
+        assert endpoint.environments[[e.id for e in endpoint.environments].index(env_id)].policy("oracle")

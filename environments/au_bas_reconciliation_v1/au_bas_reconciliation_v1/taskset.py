@@ -14,9 +14,10 @@ from collections.abc import Iterator
 from typing import Annotated
 
 import verifiers.v1 as vf
-from piv_core import task_rng
+from piv_core.compat import TaskData
 from piv_core.knobs import at_least, at_most, share
 from piv_core.prompt_size import largest_fitting, prompt_bytes
+from piv_core.rng import Split, split_rng, task_id
 
 from au_bas_reconciliation_v1 import generator, grading, prompt, rules
 
@@ -32,7 +33,7 @@ MAX_TRANSACTIONS = largest_fitting(widest_prompt_bytes, generator.MIN_ROWS)
 """The most rows whose widest prompt fits one command-line argument (`piv_core.prompt_size`)."""
 
 
-class AuBasData(vf.TaskData):
+class AuBasData(TaskData):
     bas: dict[str, int]
     """The corrected BAS in cents: G1, 1A, 1B, net."""
     faults: dict[str, list[str]]
@@ -81,15 +82,20 @@ class AuBasConfig(vf.TasksetConfig):
     fault_rate: Annotated[float, share()] = 0.25
     """Expected share of rows with a planted fault, in [0, 1]; 0 plants none, above 0 at least one."""
     seed: int = DEFAULT_SEED
-    """Generator seed; task i depends only on (seed, i, num_transactions, fault_rate)."""
+    """Generator seed; task i depends only on (split, seed, i, num_transactions, fault_rate)."""
+    split: Split = "train"
+    """``train`` (the default) or ``eval``: two disjoint task streams under every seed
+    (`piv_core.rng`); evaluate on ``eval`` what was trained on ``train``."""
 
 
 def make_task_data(config: AuBasConfig, idx: int) -> AuBasData:
     """Task `idx` of the stream `config` describes."""
-    ledger = generator.generate(task_rng(config.seed, idx), config.num_transactions, config.fault_rate)
+    rng = split_rng(config.split, config.seed, idx)
+    ledger = generator.generate(rng, config.num_transactions, config.fault_rate)
     key = rules.reconcile(ledger.quarter, ledger.rows)
     return AuBasData(
-        id=f"au-bas-{config.seed}-{idx}",
+        idx=idx,
+        id=task_id("au-bas", config.split, config.seed, idx),
         name=f"{ledger.business} {ledger.quarter.start:%Y-%m}",
         system_prompt=prompt.SYSTEM_PROMPT,
         prompt=prompt.user_prompt(ledger.business, ledger.quarter, ledger.rows),

@@ -3,7 +3,7 @@
 
 Every number a model is held to lives here, is stated in the prompt, and enters the digest;
 changing any of them (or the tool schemas as the MCP server publishes them, or the versions of
-the libraries that generate and carry those schemas, all pinned exactly in pyproject.toml)
+the libraries that generate and carry those schemas, whose installed versions enter the digest)
 changes `episode_digest()`.
 """
 
@@ -65,7 +65,7 @@ LIMITS = {
     "file_envelope": FILE_ENVELOPE,
 }
 SCHEMA_LIBRARIES = ("verifiers", "mcp", "pydantic", "pydantic-core", "openai", "beancount", "google-re2")
-"""Libraries that generate, carry or shape what the model sees; pinned exactly by the package."""
+"""Libraries that generate, carry or shape what the model sees; their installed versions enter the digest."""
 VERSIONS = {
     "generator": GENERATOR_VERSION,
     "scorer_contract": SCORER_CONTRACT,
@@ -96,7 +96,7 @@ def tool_schemas() -> tuple[dict[str, object], ...]:
 
     server = MCPServer("beancount-ledger")
     LedgerToolset(vf.ToolsetConfig()).register(server)
-    # The synchronous listing behind `MCPServer.list_tools` (mcp is pinned exactly).
+    # The synchronous listing behind `MCPServer.list_tools` (mcp's version is in the digest).
     return tuple(
         {"name": t.name, "description": t.description, "input_schema": t.parameters}
         for t in sorted(server._tool_manager.list_tools(), key=lambda t: t.name)

@@ -17,7 +17,8 @@ import math
 from collections.abc import Iterator
 
 import verifiers.v1 as vf
-from piv_core import task_rng
+from piv_core.compat import TaskData
+from piv_core.rng import Split, split_rng, task_id
 from pydantic import ValidationInfo, field_validator
 
 from geo_reprojection_v1 import generator, grading, prompt, reference
@@ -33,7 +34,7 @@ AREA_SLACK_DEG = 1e-7
 """validate(): how far (about a centimetre) a derived point may sit outside an area because of rounding."""
 
 
-class GeoData(vf.TaskData):
+class GeoData(TaskData):
     family: str
     """reproject, inverse, distance or bearing."""
     grid: str
@@ -133,7 +134,10 @@ class GeoConfig(vf.TasksetConfig):
     bearing_tolerance_deg: float = 0.05
     """Pass threshold for bearing tasks, in degrees."""
     seed: int = DEFAULT_SEED
-    """Generator seed; task i depends only on (seed, i, families) and the tolerances."""
+    """Generator seed; task i depends only on (split, seed, i, families) and the tolerances."""
+    split: Split = "train"
+    """``train`` (the default) or ``eval``: two disjoint task streams under every seed
+    (`piv_core.rng`); evaluate on ``eval`` what was trained on ``train``."""
     task: GeoTaskConfig = GeoTaskConfig()
 
     @field_validator("families")
@@ -162,11 +166,18 @@ class GeoConfig(vf.TasksetConfig):
         return self.position_tolerance_m
 
 
-def task_data(problem: Problem, tolerance: float, idx: int | None = None, seed: int | None = None) -> GeoData:
+def task_data(
+    problem: Problem,
+    tolerance: float,
+    idx: int | None = None,
+    seed: int | None = None,
+    split: Split = "train",
+) -> GeoData:
     """The task for `problem`: prompt, key (from `reference.solve`) and tolerance."""
     key = reference.solve(problem)
     return GeoData(
-        id=f"geo-{seed}-{idx}" if idx is not None else None,
+        idx=idx,
+        id=task_id("geo", split, seed, idx) if idx is not None and seed is not None else None,
         name=f"{problem.family} {problem.grid}",
         system_prompt=prompt.SYSTEM_PROMPT,
         prompt=prompt.user_prompt(problem, tolerance),
@@ -180,8 +191,8 @@ def task_data(problem: Problem, tolerance: float, idx: int | None = None, seed: 
 
 def make_task_data(config: GeoConfig, idx: int) -> GeoData:
     """Task `idx` of the stream `config` describes."""
-    problem = generator.generate(task_rng(config.seed, idx), tuple(config.families))
-    return task_data(problem, config.tolerance(problem.family), idx, config.seed)
+    problem = generator.generate(split_rng(config.split, config.seed, idx), tuple(config.families))
+    return task_data(problem, config.tolerance(problem.family), idx, config.seed, config.split)
 
 
 class GeoTaskset(vf.Taskset[GeoTask, GeoConfig]):

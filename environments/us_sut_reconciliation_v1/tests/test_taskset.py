@@ -65,13 +65,18 @@ def test_extreme_knobs_still_give_valid_tasks(num_rows: int, fault_rate: float) 
         assert (task.data.faults == {}) == (fault_rate == 0.0)
 
 
+def _tampered(task: UsSutTask, **update) -> UsSutTask:
+    """`task` with its data changed (verifiers 0.4's `Task.with_data`, which 0.3.1 lacks)."""
+    return UsSutTask(task.data.model_copy(update=update), task.config)
+
+
 def test_tampered_key_fails_validate(task: UsSutTask) -> None:
     figures = {**task.data.figures, "sales_tax_due": task.data.figures["sales_tax_due"] + 1}
-    assert not _valid(task.with_data(figures=figures))
+    assert not _valid(_tampered(task, figures=figures))
     txn = next(iter(task.data.faults))
-    assert not _valid(task.with_data(faults={k: v for k, v in task.data.faults.items() if k != txn}))
-    assert not _valid(task.with_data(system_prompt=task.data.system_prompt.replace("6.25%", "6.00%")))
-    assert not _valid(task.with_data(prompt=task.data.prompt_text.replace("Business ZIP", "ZIP")))
+    assert not _valid(_tampered(task, faults={k: v for k, v in task.data.faults.items() if k != txn}))
+    assert not _valid(_tampered(task, system_prompt=task.data.system_prompt.replace("6.25%", "6.00%")))
+    assert not _valid(_tampered(task, prompt=task.data.prompt_text.replace("Business ZIP", "ZIP")))
 
 
 def test_all_six_codes_are_generated(default_tasks: list[UsSutTask]) -> None:

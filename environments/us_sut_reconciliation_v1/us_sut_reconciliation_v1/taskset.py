@@ -14,9 +14,10 @@ from collections.abc import Iterator
 from typing import Annotated
 
 import verifiers.v1 as vf
-from piv_core import task_rng
+from piv_core.compat import TaskData
 from piv_core.knobs import at_least, at_most, share
 from piv_core.prompt_size import SET_BUDGET, largest_fitting, prompt_bytes
+from piv_core.rng import Split, split_rng, task_id
 from pydantic import model_validator
 
 from us_sut_reconciliation_v1 import generator, grading, prompt, rules
@@ -38,7 +39,7 @@ def max_tasks(num_rows: int) -> int:
     return SET_BUDGET // widest_prompt_bytes(num_rows)
 
 
-class UsSutData(vf.TaskData):
+class UsSutData(TaskData):
     figures: dict[str, int]
     """The corrected return in cents, by figure name."""
     faults: dict[str, list[str]]
@@ -90,7 +91,10 @@ class UsSutConfig(vf.TasksetConfig):
     fault_rate: Annotated[float, share()] = 0.25
     """Expected share of rows with a planted fault, in [0, 1]; 0 plants none, above 0 at least one."""
     seed: int = DEFAULT_SEED
-    """Generator seed; task i depends only on (seed, i, num_rows, fault_rate)."""
+    """Generator seed; task i depends only on (split, seed, i, num_rows, fault_rate)."""
+    split: Split = "train"
+    """``train`` (the default) or ``eval``: two disjoint task sets under every seed
+    (`piv_core.rng`); evaluate on ``eval`` what was trained on ``train``."""
 
     @model_validator(mode="after")
     def _set_fits_in_memory(self) -> UsSutConfig:
@@ -106,10 +110,12 @@ class UsSutConfig(vf.TasksetConfig):
 
 def make_task_data(config: UsSutConfig, idx: int) -> UsSutData:
     """Task `idx` of the set `config` describes."""
-    ledger = generator.generate(task_rng(config.seed, idx), config.num_rows, config.fault_rate)
+    rng = split_rng(config.split, config.seed, idx)
+    ledger = generator.generate(rng, config.num_rows, config.fault_rate)
     key = rules.reconcile(ledger.quarter, ledger.business_zip, ledger.rows)
     return UsSutData(
-        id=f"us-sut-{config.seed}-{idx}",
+        idx=idx,
+        id=task_id("us-sut", config.split, config.seed, idx),
         name=f"{ledger.business} {ledger.quarter.year} Q{ledger.quarter.number}",
         system_prompt=prompt.SYSTEM_PROMPT,
         prompt=prompt.user_prompt(ledger.business, ledger.business_zip, ledger.quarter, ledger.rows),

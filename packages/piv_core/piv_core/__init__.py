@@ -3,11 +3,12 @@
 - `answer`    pulls the last ``<answer>`` block out of a reply and reads JSON from it;
 - `money`     turns money text into exact cents;
 - `audit`     pair-level precision / recall / F1 for fault audits;
-- `rng`       seeded per-task random streams;
+- `rng`       seeded per-task random streams and the train / eval split;
 - `harness`   the single-reply harness text environments default to;
-- `endpoint`  the OpenAI-compatible baseline endpoint serving scripted policies;
+- `compat`    what differs between the verifiers versions supported (0.3.1 and 0.4);
+- `endpoint`  the OpenAI-compatible baseline endpoint serving every installed environment's policies;
 - `runs`      reads run directories written by vf-eval / vf-validate;
-- `cli`       the `eval`, `validate` and `summarize` commands.
+- `cli`       the `piv-eval`, `piv-validate` and `piv-summarize` commands.
 """
 
 from piv_core.answer import json_answer, last_answer_block

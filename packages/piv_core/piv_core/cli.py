@@ -1,13 +1,18 @@
-"""The suite's commands: ``eval``, ``validate`` and ``summarize``.
+"""The suite's commands: ``piv-eval``, ``piv-validate`` and ``piv-summarize``.
 
-``eval`` and ``validate`` are vf-eval and vf-validate with three differences:
+piv-core installs them under these prefixed names, so they never shadow a trainer's or
+verifiers' own commands (verifiers 0.3.1 itself installs ``eval`` and ``validate``). Inside
+this repository the root project also names them ``eval``, ``validate`` and ``summarize``.
+
+``piv-eval`` and ``piv-validate`` are vf-eval and vf-validate with three differences:
 
 - they run locally unless told otherwise: the agent (or check) runs in a host subprocess,
   nothing is pushed, so a newcomer is never sent to a remote sandbox, and ``eval`` keeps at
   most `LOCAL_CONCURRENCY` episodes in flight (verifiers' default of 128 starts more harness
   and tool-server processes at once than a small machine can boot before their timeouts);
-- ``--model baseline/<policy>`` starts the environment's baseline endpoint on a free
-  loopback port and points the client at it, so the whole pipeline runs with no API key;
+- ``--model baseline/<policy>`` starts the baseline endpoint (every installed environment's
+  policies) on a free loopback port and points the client at it, so the whole pipeline runs
+  with no API key;
 - they read what the run wrote and exit non-zero when an episode errored or timed out, or
   a validated task was invalid (verifiers exits 0 in both cases), printing one summary line.
 
@@ -24,7 +29,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from piv_core.endpoint import MODEL_PREFIX, running_endpoint
+from piv_core.endpoint import MODEL_PREFIX, running_endpoint, serving
 from piv_core.runs import read_eval_run, read_validate_run
 
 BASELINE_KEY_VAR = "PIV_BASELINE_API_KEY"
@@ -119,7 +124,7 @@ def eval_main(argv: list[str] | None = None) -> None:
         argv += ["--run.name", config.run.name]
     with ExitStack() as stack:
         if config.model.startswith(MODEL_PREFIX):
-            base_url = stack.enter_context(running_endpoint(config.env.taskset.id))
+            base_url = stack.enter_context(running_endpoint(serving(config.env.taskset.id)))
             argv += ["--client.base-url", base_url, "--client.api-key-var", BASELINE_KEY_VAR]
         vf_eval(argv)
     path = output_path(config)
@@ -155,7 +160,7 @@ def summarize_main(argv: list[str] | None = None) -> None:
     from piv_core.summary import render_groups, render_table, write_chart
 
     parser = argparse.ArgumentParser(
-        prog="summarize", description="Summarize vf-eval run directories as a markdown table and a bar chart."
+        description="Summarize vf-eval run directories as a markdown table and a bar chart."
     )
     parser.add_argument("runs", nargs="+", type=Path, help="run directories (each holding traces.jsonl)")
     parser.add_argument(

@@ -5,6 +5,15 @@ key by pointing the client at this server. A request for model ``baseline/<polic
 just ``<policy>``) is answered by the policy of that name that the environment registers in
 its ``<package>.baselines`` module as ``POLICIES: dict[str, Policy]``.
 
+One endpoint serves every installed environment. Which environment a request belongs to is
+read from the request itself: its system prompt (the first system message, or the first
+user message where a harness folds the system prompt into it) contains exactly one
+environment's system prompt. So one client, one base URL and one model name serve a
+multi-environment run, as a trainer with several sources drives it. An environment's
+system prompt is the ``SYSTEM_PROMPT`` of its ``baselines`` module, else of its ``prompt``
+or ``contract`` module. ``oracle`` and ``reference`` both name an environment's solver, so
+``baseline/oracle`` earns full marks on every environment of such a run.
+
 A policy is a plain function of the conversation so far (`Conversation`) returning either
 the assistant's text or a list of `ToolCall`s. Policies are stateless: a multi-turn policy
 reads what it needs from the transcript, so concurrent rollouts never interfere.
@@ -14,8 +23,9 @@ with Server-Sent Events when ``stream`` is true (content or ``tool_calls`` delta
 ``finish_reason`` chunk, a usage chunk when asked for, then ``data: [DONE]``) and with a
 plain JSON completion otherwise; ``GET /v1/models`` lists the policies.
 
-Run it on its own with ``baseline-endpoint --env <env-id> [--port N]``; the ``eval`` command
-starts one automatically for ``--model baseline/<policy>``.
+Run it on its own with ``piv-baseline [--env <env-id>] [--port N]`` (every installed
+environment unless ``--env`` names some); the ``eval`` / ``piv-eval`` command starts one
+automatically for ``--model baseline/<policy>``.
 """
 
 from __future__ import annotations
@@ -23,7 +33,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
+import importlib.metadata
+import importlib.util
 import json
+import re
+import sys
 import threading
 import time
 import uuid
@@ -70,6 +84,12 @@ Reply = str | list[ToolCall]
 Policy = Callable[[Conversation], Reply]
 
 
+SOLVER_NAMES = ("oracle", "reference")
+"""Names of an environment's full-marks solver; a request for either reaches the one it has."""
+PROMPT_MODULES = ("baselines", "prompt", "contract")
+"""Where an environment's ``SYSTEM_PROMPT`` is looked up, in this order."""
+
+
 def env_module(env_id: str) -> str:
     """The import name of an environment id, as verifiers resolves it."""
     return env_id.rsplit("/", 1)[-1].split("@", 1)[0].replace("-", "_").lower()
@@ -83,6 +103,73 @@ def load_policies(env_id: str) -> dict[str, Policy]:
     except ModuleNotFoundError as exc:
         raise SystemExit(f"environment {env_id!r} has no baseline policies ({module_name}: {exc})") from exc
     return dict(module.POLICIES)
+
+
+@dataclass(frozen=True)
+class Environment:
+    """One environment the endpoint serves: its policies and the system prompt that marks its requests."""
+
+    id: str
+    policies: dict[str, Policy]
+    system_prompt: str | None = None
+
+    def policy(self, name: str) -> Policy | None:
+        if name in self.policies:
+            return self.policies[name]
+        if name in SOLVER_NAMES:
+            return next((self.policies[n] for n in SOLVER_NAMES if n in self.policies), None)
+        return None
+
+
+def system_prompt_of(env_id: str) -> str | None:
+    """Environment `env_id`'s system prompt (see `PROMPT_MODULES`), or None if it declares none."""
+    for name in PROMPT_MODULES:
+        try:
+            module = importlib.import_module(f"{env_module(env_id)}.{name}")
+        except ModuleNotFoundError:
+            continue
+        prompt = getattr(module, "SYSTEM_PROMPT", None)
+        if isinstance(prompt, str) and prompt.strip():
+            return prompt
+    return None
+
+
+def load_environment(env_id: str) -> Environment:
+    return Environment(env_id, load_policies(env_id), system_prompt_of(env_id))
+
+
+def _requires_piv_core(requirement: str) -> bool:
+    return re.match(r"piv[-_.]core(?![-_.a-z0-9])", requirement.strip(), re.IGNORECASE) is not None
+
+
+def installed_environments() -> dict[str, Environment]:
+    """Every installed distribution that depends on piv-core and registers baseline policies.
+
+    A package whose ``baselines`` module exists but fails to import is reported on stderr and
+    left out, so one broken install never takes the others' baselines down."""
+    found: dict[str, Environment] = {}
+    for dist in importlib.metadata.distributions():
+        name = dist.metadata["Name"] or ""
+        if not any(_requires_piv_core(r) for r in dist.requires or []):
+            continue
+        env_id = re.sub(r"[-_.]+", "-", name).lower()
+        if env_id in found:
+            continue
+        module = env_module(env_id)
+        try:
+            if importlib.util.find_spec(module) is None:
+                continue  # a distribution without a module of the id's name is no environment
+        except (ImportError, ValueError):
+            continue
+        try:
+            baselines = importlib.import_module(f"{module}.baselines")
+            found[env_id] = Environment(env_id, dict(baselines.POLICIES), system_prompt_of(env_id))
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{module}.baselines":
+                print(f"baseline endpoint: leaving out {env_id}: {exc}", file=sys.stderr)
+        except Exception as exc:  # reported, not fatal: the other environments still serve
+            print(f"baseline endpoint: leaving out {env_id}: {type(exc).__name__}: {exc}", file=sys.stderr)
+    return dict(sorted(found.items()))
 
 
 def policy_name(model: str) -> str:
@@ -125,15 +212,53 @@ def _sse(payload: dict[str, Any] | str) -> bytes:
 
 
 class BaselineEndpoint:
-    """An aiohttp app answering chat completions with the given policies."""
+    """An aiohttp app answering chat completions with the policies of the environments given.
 
-    def __init__(self, policies: dict[str, Policy]) -> None:
-        self.policies = policies
+    `environments` is a list of `Environment`s, or one environment's policies as a plain dict
+    (then every request goes to them)."""
+
+    def __init__(self, environments: list[Environment] | dict[str, Policy]) -> None:
+        if isinstance(environments, dict):
+            environments = [Environment("", dict(environments))]
+        if not environments:
+            raise ValueError("no environment to serve: install one, or name its policies")
+        self.environments = list(environments)
+        prompts = [e.system_prompt for e in self.environments if e.system_prompt]
+        if len(prompts) != len(set(prompts)):
+            raise ValueError("two environments share a system prompt; requests could not be told apart")
+        if len(self.environments) > 1 and len(prompts) != len(self.environments):
+            unmarked = [e.id for e in self.environments if not e.system_prompt]
+            raise ValueError(f"environments without a system prompt cannot share an endpoint: {unmarked}")
+        # Longest first, so a prompt that contains another's is still told apart.
+        self._by_prompt = sorted(
+            (e for e in self.environments if e.system_prompt), key=lambda e: -len(e.system_prompt or "")
+        )
         self.app = web.Application(client_max_size=64 * 1024 * 1024)
         self.app.router.add_post("/v1/chat/completions", self.chat)
         self.app.router.add_post("/chat/completions", self.chat)
         self.app.router.add_get("/v1/models", self.models)
         self.app.router.add_get("/models", self.models)
+
+    @property
+    def policies(self) -> dict[str, Policy]:
+        """Every policy served, by name (an environment's own name wins over a later one's)."""
+        merged: dict[str, Policy] = {}
+        for environment in self.environments:
+            for name, policy in environment.policies.items():
+                merged.setdefault(name, policy)
+        return merged
+
+    def recognise(self, conversation: Conversation) -> Environment | None:
+        """The environment whose system prompt the request carries (the only one when one is served)."""
+        if len(self.environments) == 1:
+            return self.environments[0]
+        system = next((m for m in conversation.messages if m.get("role") in ("system", "developer")), None)
+        user = next((m for m in conversation.messages if m.get("role") == "user"), None)
+        head = [Conversation.text(m) for m in (system, user) if m is not None]
+        for environment in self._by_prompt:
+            if any(environment.system_prompt in text for text in head):  # type: ignore[operator]
+                return environment
+        return None
 
     async def models(self, request: web.Request) -> web.Response:
         data = [
@@ -147,11 +272,16 @@ class BaselineEndpoint:
         except ValueError:
             return _error(400, "request body is not JSON")
         model = str(body.get("model", ""))
-        policy = self.policies.get(policy_name(model))
-        if policy is None:
-            known = ", ".join(MODEL_PREFIX + name for name in sorted(self.policies))
-            return _error(404, f"unknown baseline policy {model!r}; known: {known}")
         conversation = Conversation(list(body.get("messages") or []), list(body.get("tools") or []))
+        environment = self.recognise(conversation)
+        if environment is None:
+            served = ", ".join(e.id for e in self.environments)
+            return _error(400, f"the request's system prompt is none of the served environments' ({served})")
+        policy = environment.policy(policy_name(model))
+        if policy is None:
+            known = ", ".join(MODEL_PREFIX + name for name in sorted(environment.policies))
+            where = f" for {environment.id}" if environment.id else ""
+            return _error(404, f"unknown baseline policy {model!r}{where}; known: {known}")
         try:
             reply = policy(conversation)
         except Exception as exc:  # a policy bug is reported to the client, not swallowed
@@ -194,13 +324,35 @@ def _error(status: int, message: str) -> web.Response:
     return web.json_response({"error": {"message": message, "type": "baseline_error"}}, status=status)
 
 
+def serving(*env_ids: str) -> list[Environment]:
+    """Every installed environment, plus those of `env_ids` that are importable without being
+    installed (a module on ``PYTHONPATH``, as verifiers' loader allows)."""
+    found = installed_environments()
+    modules = {env_module(env_id) for env_id in found}
+    extra = [load_environment(env_id) for env_id in env_ids if env_id and env_module(env_id) not in modules]
+    return [*found.values(), *extra]
+
+
+Served = str | list[str | Environment] | dict[str, Policy] | None
+"""What an endpoint serves: None (every installed environment), an environment id, a list of
+ids or `Environment`s, or one environment's policies as a plain dict."""
+
+
+def _environments(which: Served) -> list[Environment] | dict[str, Policy]:
+    if which is None:
+        return list(installed_environments().values())
+    if isinstance(which, str):
+        return [load_environment(which)]
+    if isinstance(which, dict):
+        return which
+    return [e if isinstance(e, Environment) else load_environment(e) for e in which]
+
+
 @contextmanager
-def running_endpoint(
-    policies: str | dict[str, Policy], host: str = "127.0.0.1", port: int = 0
-) -> Iterator[str]:
-    """Serve `policies` (or those of the environment id given) on a free loopback port in a
-    background thread; yields the base URL."""
-    endpoint = BaselineEndpoint(load_policies(policies) if isinstance(policies, str) else policies)
+def running_endpoint(which: Served = None, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
+    """Serve `which` (see `Served`; by default every installed environment) on a free loopback
+    port in a background thread; yields the base URL."""
+    endpoint = BaselineEndpoint(_environments(which))
     loop = asyncio.new_event_loop()
     started = threading.Event()
     box: dict[str, Any] = {}
@@ -239,15 +391,21 @@ def running_endpoint(
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Serve an environment's scripted baseline policies.")
-    parser.add_argument("--env", required=True, help="environment id, e.g. au-bas-reconciliation-v1")
+    parser = argparse.ArgumentParser(
+        prog="piv-baseline",
+        description="Serve the baseline policies of every installed piv environment, or of those named.",
+    )
+    parser.add_argument(
+        "--env", action="append", help="an environment id to serve (repeatable; default: every installed one)"
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765)
     args = parser.parse_args(argv)
-    endpoint = BaselineEndpoint(load_policies(args.env))
-    print(
-        f"serving {', '.join(MODEL_PREFIX + p for p in endpoint.policies)} on http://{args.host}:{args.port}/v1"
-    )
+    endpoint = BaselineEndpoint(_environments(args.env))
+    for environment in endpoint.environments:
+        policies = ", ".join(MODEL_PREFIX + p for p in environment.policies)
+        print(f"{environment.id}: {policies}")
+    print(f"serving on http://{args.host}:{args.port}/v1", flush=True)
     web.run_app(endpoint.app, host=args.host, port=args.port, print=None, access_log=None)
 
 

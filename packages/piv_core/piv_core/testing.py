@@ -31,7 +31,8 @@ def score_reply(task: vf.Task, reply: str | None) -> Scored:
 
 
 def run_command(command: str, *args: str, cwd: str | None = None, timeout: float = 900) -> tuple[int, str]:
-    """Run a suite command (``eval``, ``validate``, ``summarize``) as a user would.
+    """Run a suite command (``piv-eval``, ``piv-validate``, ``piv-summarize``; inside the
+    repository also ``eval``, ``validate``, ``summarize``) as a user would.
 
     Returns (exit code, combined output)."""
     import os
@@ -51,15 +52,17 @@ def run_command(command: str, *args: str, cwd: str | None = None, timeout: float
     return done.returncode, done.stdout + done.stderr
 
 
-def run_baseline_eval(env_id: str, policy: str, output_dir: str, *args: str, num_tasks: int = 4) -> Any:
-    """Run ``eval <env_id> --model baseline/<policy>`` into `output_dir`.
+def run_baseline_eval(
+    env_id: str, policy: str, output_dir: str, *args: str, num_tasks: int = 4, command: str = "piv-eval"
+) -> Any:
+    """Run ``piv-eval <env_id> --model baseline/<policy>`` (or `command`) into `output_dir`.
 
     Returns (exit code, output, EvalRun or None when the run wrote no traces)."""
     from piv_core.runs import read_eval_run
 
     name = f"{env_id}--{policy}"
     code, output = run_command(
-        "eval",
+        command,
         env_id,
         "--model",
         f"baseline/{policy}",

@@ -110,3 +110,65 @@ def test_every_environment_registers_its_policies():
 
 def test_endpoint_app_is_constructible_without_serving():
     assert BaselineEndpoint({"echo": _echo}).app is not None
+
+
+# ----------------------------------------------------------------------- several environments, one endpoint
+
+A_PROMPT = "You reconcile ledgers of kind A."
+B_PROMPT = "You reconcile ledgers of kind B."
+
+
+def _named(text: str):
+    return lambda conversation: text
+
+
+@pytest.fixture(scope="module")
+def shared_url():
+    from piv_core.endpoint import Environment
+
+    environments = [
+        Environment("env-a", {"oracle": _named("A oracle"), "silent": _named("A silent")}, A_PROMPT),
+        Environment("env-b", {"reference": _named("B reference"), "silent": _named("B silent")}, B_PROMPT),
+    ]
+    with running_endpoint(environments) as url:
+        yield url
+
+
+def _ask(url: str, model: str, messages: list) -> httpx.Response:
+    return httpx.post(f"{url}/chat/completions", json={"model": model, "messages": messages}, timeout=10)
+
+
+def test_the_request_itself_names_its_environment(shared_url):
+    def content(model: str, messages: list) -> str:
+        return _ask(shared_url, model, messages).json()["choices"][0]["message"]["content"]
+
+    a = [{"role": "system", "content": A_PROMPT}, {"role": "user", "content": "q"}]
+    b = [{"role": "system", "content": B_PROMPT}, {"role": "user", "content": "q"}]
+    assert content("baseline/silent", a) == "A silent"
+    assert content("baseline/silent", b) == "B silent"
+    # A harness that folds the system prompt into the user turn is recognised too.
+    assert content("silent", [{"role": "user", "content": f"{B_PROMPT}\n\nq"}]) == "B silent"
+    # `oracle` and `reference` both reach an environment's solver: one model name for a whole run.
+    assert content("baseline/oracle", b) == "B reference"
+    assert content("baseline/reference", a) == "A oracle"
+
+
+def test_an_unrecognised_request_is_refused_naming_the_served_environments(shared_url):
+    unknown = _ask(shared_url, "baseline/silent", [{"role": "system", "content": "other"}])
+    assert unknown.status_code == 400
+    assert "env-a, env-b" in unknown.json()["error"]["message"]
+    missing = _ask(shared_url, "baseline/nope", [{"role": "system", "content": A_PROMPT}])
+    assert missing.status_code == 404 and "for env-a" in missing.json()["error"]["message"]
+    models = {m["id"] for m in httpx.get(f"{shared_url}/models").json()["data"]}
+    assert models == {"baseline/oracle", "baseline/silent", "baseline/reference"}
+
+
+def test_environments_must_be_told_apart():
+    from piv_core.endpoint import Environment
+
+    with pytest.raises(ValueError, match="share a system prompt"):
+        BaselineEndpoint([Environment("a", {}, A_PROMPT), Environment("b", {}, A_PROMPT)])
+    with pytest.raises(ValueError, match="without a system prompt"):
+        BaselineEndpoint([Environment("a", {}, A_PROMPT), Environment("b", {}, None)])
+    with pytest.raises(ValueError, match="no environment to serve"):
+        BaselineEndpoint([])
