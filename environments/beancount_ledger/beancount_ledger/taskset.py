@@ -2,8 +2,9 @@
 
 Task: a small trading company's month. Eight public files (the ledger with five planted
 discrepancies, the bank statement, chart, counterparties, prior-period archive, policy,
-manifest) are written into the rollout's workspace; the model works through six tools and
-writes the corrected ledger.
+manifest) are seeded into the rollout's state and written into its workspace; the model works
+through six tools (one server per env worker, shared by its rollouts, serving each rollout's
+files from its state: `tools.py`) and writes the corrected ledger.
 Reward (`ledger`, weight 1): `scorer.score` of the latest ledger accepted by `write_ledger`,
 run in a sandbox worker (`isolated.score`) and computed once per trace for the reward and the
 metrics: parse-gated, 0.5 x balances hit + 0.5 x discrepancies resolved - 0.1 per penalty; 0
@@ -41,7 +42,7 @@ class LedgerData(vf.TaskData):
 
 
 class LedgerTaskConfig(vf.TaskConfig):
-    tools: vf.ToolsetConfig = vf.ToolsetConfig(colocated=True)
+    pass
 
 
 def key_of(data: LedgerData) -> Key:
@@ -65,11 +66,10 @@ def golden_of(data: LedgerData) -> str:
 
 
 class LedgerTask(vf.Task[LedgerData, LedgerState, LedgerTaskConfig]):
-    @classmethod
-    def toolsets(cls, config: LedgerTaskConfig) -> list[vf.Toolset]:
-        return [LedgerToolset(config.tools)]
-
     async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
+        """The eight files into the rollout's state, which the shared tools serve them from (before
+        any tool server is reached), and into its workspace, for harnesses that read files."""
+        trace.state.files = dict(self.data.files)
         for name, text in self.data.files.items():
             await runtime.write(name, text.encode())
 
@@ -102,7 +102,7 @@ class LedgerTask(vf.Task[LedgerData, LedgerState, LedgerTaskConfig]):
         trace.info["observation_bytes"] = getattr(state, "observation_bytes", 0)
         trace.info["budget_hits"] = getattr(state, "budget_hits", 0)
         trace.info["tool_calls"] = dict(getattr(state, "tool_calls", {}))
-        trace.info["episode_contract"] = contract.episode_digest()
+        trace.info["episode_contract"] = json.loads(_episode_contract())
         trace.info["public_id"] = self.data.public_id
 
     @cached_property
@@ -132,6 +132,13 @@ class LedgerTask(vf.Task[LedgerData, LedgerState, LedgerTaskConfig]):
         return score(golden_of(self.data), key).reward == 1.0 and score(key.original, key).reward < 1.0
 
 
+@lru_cache(maxsize=1)
+def _episode_contract() -> str:
+    """`contract.episode_digest()` as JSON, computed once per process (it reads seven installed
+    versions, about 3 ms); every trace gets its own copy."""
+    return json.dumps(contract.episode_digest())
+
+
 @lru_cache(maxsize=256)
 def _isolated_score(text: str | None, key: str) -> Score:
     """One sandboxed score per (ledger, task): the reward and the metrics share it."""
@@ -144,6 +151,8 @@ class LedgerConfig(vf.TasksetConfig):
     such as 'eval:0-199' (expanded on validation)."""
     manifest: str | None = None
     """The signed release manifest (default ~/.piv/beancount-ledger/manifest.json)."""
+    tools: vf.SharedToolsetConfig = vf.SharedToolsetConfig()
+    """Where the shared tool server runs (default: a host subprocess per env worker)."""
     task: LedgerTaskConfig = LedgerTaskConfig()
 
     @field_validator("selectors")
@@ -201,6 +210,12 @@ def data_of(selector: str, w: world.World) -> LedgerData:
 
 
 class LedgerTaskset(vf.Taskset[LedgerTask, LedgerConfig]):
+    @classmethod
+    def toolsets(cls, config: LedgerConfig) -> list[vf.Toolset]:
+        """The six tools: one server per env worker, reused by all its rollouts (each call sees
+        its own rollout's state only)."""
+        return [LedgerToolset(config.tools)]
+
     def load(self) -> Iterator[LedgerTask]:
         """Every selector, admitted by `release.admit`, its world checked against its certified digest."""
         certified = release.admit(self.config.selectors, self.config.manifest)

@@ -1,10 +1,19 @@
-"""The six tools, one per-task colocated toolset: ``python -m beancount_ledger.tools``.
+"""The six tools, one toolset shared by every rollout of an env worker: ``python -m beancount_ledger.tools``.
 
-The toolset runs in the rollout's own workspace (its working directory), where `Task.setup`
-wrote the eight public files; concurrent rollouts never share one. The observation contract:
+`LedgerTaskset.toolsets` declares it taskset-scoped, so verifiers starts one server per env
+worker (`Env.serving`) and every rollout of that worker calls it. Each call carries its
+rollout's signed state coordinates; verifiers pulls that rollout's `LedgerState` for the call
+and binds it to a context variable (`_with_state`), so concurrent calls from different
+rollouts each see their own state and nothing else. The eight public files travel in that
+state (`LedgerTask.setup` seeds `LedgerState.files` from the task data) and the tools serve
+them from it: a tool never opens, lists or writes a file.
 
-- read tools accept only the eight file names, never paths; symlinks, non-regular files and
-  files over the envelope are refused;
+The observation contract:
+
+- read tools accept only the eight file names, never paths, and serve exactly the task's eight
+  files, with the latest ledger accepted by `write_ledger` in place of the given one; with no
+  file system behind a name, a path, a symlink or a device can never be reached by any tool;
+  a text over the envelope is refused;
 - ``ledger.beancount`` is returned whole (LF-normalized), once per revision; a repeat read of
   the same revision gets a short receipt; other files come in numbered 200-line slices;
 - every reply is capped at `REPLY_CAP` bytes and counted against the episode's observation
@@ -12,23 +21,30 @@ wrote the eight public files; concurrent rollouts never share one. The observati
 - a bad argument returns an error message, and so does any failure inside a tool; the episode
   goes on and the server stays up;
 - nothing the model writes is loaded here: `write_ledger` and `run_beancount` ask a sandbox
-  worker (`isolated.check`) through the same gate the scorer uses, and `write_ledger` changes
-  the file on disk and the scored state together or not at all;
-- `grep` matches with RE2, in time linear in the text, whatever the pattern.
+  worker (`isolated.check`) through the same gate the scorer uses; the served ledger *is* the
+  scored one (`LedgerState.ledger`), so what the tools show and what is scored can never
+  differ, and a refused write changes neither;
+- `grep` matches with RE2, in time linear in the text, whatever the pattern;
+- every call runs in a worker thread with its rollout's state, never on the server's event loop.
+
+`Task.setup` also writes the eight files into the rollout's workspace, as the ledger was given,
+for harnesses that read files themselves; the tools neither read nor update that copy.
 
 The server drops the evaluator secret from its environment when it starts: it needs it for
 nothing (worlds are minted by the taskset, never here).
 """
 
 import asyncio
+import contextlib
 import functools
 import hashlib
 import os
-import stat
-from pathlib import Path
+import socket
+from collections.abc import Iterator
 
 import re2
 import verifiers.v1 as vf
+from verifiers.v1.mcp.server import _call_state
 
 from beancount_ledger import isolated
 from beancount_ledger.contract import LEDGER_ENVELOPE, OBSERVATION_BUDGET, REPLY_CAP, SLICE_LINES
@@ -38,20 +54,57 @@ from beancount_ledger.render import FILE_NAMES, LEDGER
 _GREP_OPTIONS = re2.Options()
 _GREP_OPTIONS.case_sensitive = False
 _GREP_OPTIONS.max_mem = 8 << 20
-_DRAFT = f".{LEDGER}.draft"
 
 
 class LedgerState(vf.State):
     """Per-rollout state shared with the host (the state channel)."""
 
+    files: dict[str, str] = {}
+    """The rollout's eight public files, by name, as the task gave them (seeded by `LedgerTask.setup`)."""
     ledger: str | None = None
-    """The latest ledger accepted by write_ledger (None: never written)."""
+    """The latest ledger accepted by write_ledger (None: never written); served in place of the
+    given ledger.beancount once set."""
     revision: int = 0
     full_reads: list[int] = []
     submitted: bool = False
     observation_bytes: int = 0
     budget_hits: int = 0
     tool_calls: dict[str, int] = {}
+
+
+@contextlib.contextmanager
+def rollout(state: LedgerState) -> Iterator[LedgerState]:
+    """Direct tool calls inside the block act as one rollout's, on `state`: the binding the server
+    makes for every call with the state it pulled (for tests and benchmarks that call the tools
+    in-process)."""
+    token = _call_state.set(state)
+    try:
+        yield state
+    finally:
+        _call_state.reset(token)
+
+
+def _accept_without_delay() -> None:
+    """Set TCP_NODELAY on every TCP connection this process accepts (idempotent).
+
+    verifiers binds the tool server's listening socket as ``socket(AF_INET, SOCK_STREAM)``, with
+    protocol 0, and asyncio turns Nagle's algorithm off only on sockets whose protocol is
+    IPPROTO_TCP. uvicorn writes a reply's head and body apart, so on a kept-alive connection
+    every reply then waits out the client's delayed ACK: 44 ms per tool call instead of 2 ms."""
+    accept = socket.socket.accept
+    if getattr(accept, "without_delay", False):
+        return
+
+    @functools.wraps(accept)
+    def accept_without_delay(sock: socket.socket):
+        conn, address = accept(sock)
+        if conn.family in (socket.AF_INET, socket.AF_INET6) and conn.type == socket.SOCK_STREAM:
+            with contextlib.suppress(OSError):
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return conn, address
+
+    accept_without_delay.without_delay = True  # type: ignore[attr-defined]
+    socket.socket.accept = accept_without_delay  # type: ignore[method-assign]
 
 
 def _cap(text: str) -> str:
@@ -87,7 +140,7 @@ def _describe(checked: isolated.Checked) -> str:
     return "beancount: no errors"
 
 
-class LedgerToolset(vf.Toolset[vf.ToolsetConfig, LedgerState]):
+class LedgerToolset(vf.Toolset[vf.SharedToolsetConfig, LedgerState]):
     TOOL_PREFIX = None
 
     def _with_state(self, fn):
@@ -98,6 +151,11 @@ class LedgerToolset(vf.Toolset[vf.ToolsetConfig, LedgerState]):
             return await asyncio.to_thread(fn, *args, **kwargs)
 
         return super()._with_state(offloaded)
+
+    def _serve(self) -> None:
+        """verifiers' server, with every accepted connection free of Nagle's delay."""
+        _accept_without_delay()
+        super()._serve()
 
     def _reply(self, tool: str, text: str, *, read: bool = False) -> str:
         state = self.state
@@ -114,23 +172,21 @@ class LedgerToolset(vf.Toolset[vf.ToolsetConfig, LedgerState]):
         state.observation_bytes += size
         return text
 
-    @staticmethod
-    def _file(name: str) -> tuple[str | None, str]:
-        """(text, '') for a declared, regular, in-envelope file; else (None, error)."""
+    def _file(self, name: str) -> tuple[str | None, str]:
+        """(text, '') for one of the eight files, as this rollout serves it; else (None, error)."""
         if name not in FILE_NAMES:
             return (
                 None,
                 f"error: unknown file {name!r}; use one of: {', '.join(FILE_NAMES)} (names, not paths)",
             )
-        try:
-            info = os.lstat(name)
-        except OSError:
+        state = self.state
+        text = state.ledger if name == LEDGER and state.ledger is not None else state.files.get(name)
+        if text is None:
             return None, f"error: {name} is missing from the workspace"
-        if not stat.S_ISREG(info.st_mode):
-            return None, f"error: {name} is not a regular file; refused"
-        if info.st_size > LEDGER_ENVELOPE * 2:
-            return None, f"error: {name} is {info.st_size} bytes, over the envelope; refused"
-        return Path(name).read_bytes().decode(errors="replace").replace("\r\n", "\n"), ""
+        size = len(text.encode())
+        if size > LEDGER_ENVELOPE * 2:
+            return None, f"error: {name} is {size} bytes, over the envelope; refused"
+        return text.replace("\r\n", "\n"), ""
 
     @vf.tool
     @_guarded
@@ -233,17 +289,7 @@ class LedgerToolset(vf.Toolset[vf.ToolsetConfig, LedgerState]):
         checked = isolated.check(text)
         if checked.failure or checked.refused:
             return self._reply("write_ledger", f"not written: {_describe(checked)}")
-        # The file and the scored state change together: a complete draft first, then one rename
-        # (which replaces a link at the ledger's place, never what it points to).
-        Path(_DRAFT).unlink(missing_ok=True)
-        try:
-            fd = os.open(_DRAFT, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.replace(_DRAFT, LEDGER)
-        except OSError as e:
-            Path(_DRAFT).unlink(missing_ok=True)
-            return self._reply("write_ledger", f"error: not written ({e.strerror})")
+        # One assignment replaces the served and the scored ledger alike (they are one field).
         state = self.state
         state.ledger = text
         state.revision += 1

@@ -1,23 +1,35 @@
-"""The observation contract, exercised on the toolset directly in a scratch workspace."""
+"""The observation contract, exercised on the toolset directly, each call bound to one rollout's state
+(`tools.rollout`, the binding the shared server makes for every call)."""
 
-import os
+import hashlib
+import sys
 
 import pytest
 import verifiers.v1 as vf
-from beancount_ledger import contract
+from beancount_ledger import contract, isolated
+from beancount_ledger.render import FILE_NAMES, LEDGER
 from beancount_ledger.taskset import golden_of, make_task_data
-from beancount_ledger.tools import LedgerToolset
+from beancount_ledger.tools import LedgerState, LedgerToolset, rollout
 
 
 @pytest.fixture
-def tools(tmp_path, monkeypatch):
-    data = make_task_data("bank_recon_001")
-    for name, text in data.files.items():
-        (tmp_path / name).write_text(text)
-    monkeypatch.chdir(tmp_path)
-    toolset = LedgerToolset(vf.ToolsetConfig(colocated=True))
+def data():
+    return make_task_data("bank_recon_001")
+
+
+@pytest.fixture
+def tools(data, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # an empty working directory: nothing there is ever read or written
+    toolset = LedgerToolset(vf.SharedToolsetConfig())
     toolset.data = data
-    return toolset
+    with rollout(LedgerState(files=dict(data.files))):
+        yield toolset
+
+
+def served(tools, name: str) -> str:
+    text, error = tools._file(name)
+    assert text is not None, error
+    return text
 
 
 def test_names_not_paths(tools, tmp_path):
@@ -26,12 +38,34 @@ def test_names_not_paths(tools, tmp_path):
     assert "policy.md slice 1 of 1" in tools.read_file("policy.md")
 
 
-def test_symlink_and_oversize_refused(tools, tmp_path):
-    os.remove("vendors.csv")
-    os.symlink(tmp_path / "policy.md", "vendors.csv")
-    assert "not a regular file" in tools.read_file("vendors.csv")
-    (tmp_path / "customers.csv").write_text("x" * (contract.LEDGER_ENVELOPE * 2 + 1))
+def test_the_served_files_are_exactly_the_tasks(tools, data):
+    assert sorted(data.files) == sorted(FILE_NAMES)
+    for name in FILE_NAMES:
+        assert served(tools, name) == data.files[name]
+    listing = tools.list_files().splitlines()
+    assert [row.split("\t")[0] for row in listing] == list(FILE_NAMES)
+    for row in listing:
+        name, size, lines = row.split("\t")
+        assert size == f"{len(data.files[name].encode())} bytes"
+        assert lines == f"{data.files[name].count(chr(10))} lines"
+    # Whatever else a state carries is never served: only the eight names exist.
+    tools.state.files = {**tools.state.files, "secret.txt": "secret line\n"}
+    assert tools.read_file("secret.txt").startswith("error: unknown file")
+    assert "secret" not in tools.grep("secret")
+
+
+def test_a_rollout_without_files_is_served_nothing(data):
+    tools = LedgerToolset(vf.SharedToolsetConfig())
+    with rollout(LedgerState()):
+        assert tools.read_file("policy.md") == "error: policy.md is missing from the workspace"
+        assert tools.run_beancount() == "error: ledger.beancount is missing from the workspace"
+        assert all(row.endswith("missing from the workspace") for row in tools.list_files().splitlines())
+
+
+def test_oversize_refused(tools):
+    tools.state.files = {**tools.state.files, "customers.csv": "x" * (contract.LEDGER_ENVELOPE * 2 + 1)}
     assert "over the envelope" in tools.read_file("customers.csv")
+    assert "over the envelope" in tools.grep("x", name="customers.csv")
 
 
 def test_one_full_ledger_read_per_revision(tools):
@@ -43,10 +77,24 @@ def test_one_full_ledger_read_per_revision(tools):
     assert tools.state.ledger == golden_of(tools.data)
 
 
-def test_write_refusals_leave_the_draft(tools):
+def test_the_served_ledger_is_the_scored_one(tools, data):
+    golden = golden_of(data)
+    assert served(tools, LEDGER) == data.files[LEDGER] and tools.state.ledger is None
+    assert tools.write_ledger(golden.replace("\n", "\r\n")).startswith("written: revision 1")
+    assert tools.state.ledger == golden == served(tools, LEDGER)
+    digest = hashlib.sha256(golden.encode()).hexdigest()[:16]
+    assert tools.read_file(LEDGER) == f"{LEDGER} revision 1 (sha256 {digest})\n{golden}"
+    assert tools.grep("-- corrections --", name=LEDGER).startswith(f"{LEDGER}:")
+    assert tools.run_beancount().startswith("no errors. Balances:")
+    # The given ledger stays in the rollout's files; only what is served changes.
+    assert tools.state.files[LEDGER] == data.files[LEDGER]
+
+
+def test_write_refusals_leave_the_draft(tools, data):
     assert tools.write_ledger('plugin "beancount.plugins.auto_accounts"\n').startswith("not written: refused")
     assert tools.write_ledger("x" * (contract.LEDGER_ENVELOPE + 1)).startswith("error")
     assert tools.state.ledger is None and tools.state.revision == 0
+    assert served(tools, LEDGER) == data.files[LEDGER]
 
 
 def test_bad_arguments_are_messages(tools):
@@ -71,25 +119,47 @@ def test_every_read_tool_takes_names_not_paths(tools, tmp_path):
     assert "secret" not in tools.grep("secret")
 
 
-def test_symlinks_are_refused_by_every_tool(tools, tmp_path):
-    outside = tmp_path.parent / "outside.beancount"
-    outside.write_text("2024-01-01 open Assets:Elsewhere AUD\n")
-    os.remove("ledger.beancount")
-    os.symlink(outside, "ledger.beancount")
-    assert "not a regular file" in tools.read_file("ledger.beancount")
-    assert "not a regular file" in tools.grep("Elsewhere", name="ledger.beancount")
-    assert "not a regular file" in tools.run_beancount()
-    assert "ledger.beancount: error" not in tools.list_files() and "not a regular file" in tools.list_files()
-    # write_ledger replaces the link itself and never writes through it.
-    assert tools.write_ledger(golden_of(tools.data)).startswith("written: revision 1")
-    assert outside.read_text() == "2024-01-01 open Assets:Elsewhere AUD\n"
-    assert not os.path.islink("ledger.beancount")
-    assert "no errors" in tools.run_beancount()
+def test_no_tool_opens_lists_or_writes_a_file(tools, data, tmp_path):
+    """Every tool, on every path it has, with an audit hook watching: the files come from the state."""
+    golden = golden_of(data)
+    isolated.check(golden)  # the sandbox worker is started before watching (it is a process, not a file)
+    events: list[tuple[str, tuple]] = []
+    watching = True
+
+    def hook(event: str, args: tuple) -> None:
+        if watching and event in {"open", "os.listdir", "os.scandir", "glob.glob", "os.rename", "os.remove"}:
+            events.append((event, args))
+
+    sys.addaudithook(hook)
+    try:
+        replies = [
+            tools.list_files(),
+            *(tools.read_file(name) for name in FILE_NAMES),
+            tools.read_file("bank_statement.csv", slice=2),
+            tools.grep("bank_ref"),
+            tools.grep("(", name=LEDGER),
+            tools.grep("x", name="../outside.txt"),
+            tools.run_beancount(),
+            tools.write_ledger(golden),
+            tools.write_ledger('include "/etc/passwd"\n'),
+            tools.read_file(LEDGER),
+            tools.run_beancount(),
+            tools.submit(),
+        ]
+    finally:
+        watching = False
+    assert events == []
+    assert all(isinstance(r, str) and r for r in replies)
+    assert list(tmp_path.iterdir()) == []
+    watching = True  # the hook does see a file being opened
+    (tmp_path / "probe").write_text("")
+    watching = False
+    assert [event for event, _ in events] == ["open"]
 
 
-def test_oversized_ledger_is_refused_whole(tools, tmp_path):
+def test_oversized_ledger_is_refused_whole(tools):
     padding = "; padding\n" * (contract.LEDGER_ENVELOPE // 10 + 1)
-    (tmp_path / "ledger.beancount").write_text(golden_of(tools.data) + padding)
+    tools.state.files = {**tools.state.files, LEDGER: golden_of(tools.data) + padding}
     assert "over the 48000-byte envelope" in tools.read_file("ledger.beancount")
     assert tools.state.full_reads == []
 
@@ -109,7 +179,7 @@ def test_write_refuses_plugins_includes_and_options_and_keeps_the_last_revision(
     assert tools.write_ledger(golden).startswith("written: revision 1")
     assert tools.write_ledger(f"{golden}\n{line}\n").startswith("not written: refused")
     assert tools.state.revision == 1 and tools.state.ledger == golden
-    assert open("ledger.beancount").read() == golden
+    assert served(tools, LEDGER) == golden
 
 
 def test_allowed_options_are_written(tools):

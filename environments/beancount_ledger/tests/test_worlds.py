@@ -10,7 +10,7 @@ from decimal import Decimal
 import pytest
 import verifiers.v1 as vf
 from beancount_ledger import attacks, baselines, render, scorer, world
-from beancount_ledger.tools import LedgerToolset
+from beancount_ledger.tools import LedgerState, LedgerToolset, rollout
 from piv_core.endpoint import Conversation
 
 SEEDS = range(100)
@@ -19,17 +19,13 @@ CHUNKS = [(hard, lo) for hard in (False, True) for lo in range(0, len(SEEDS), 10
 
 def _written(policy, w: world.World, tmp_path, monkeypatch) -> str:
     """The ledger `policy` writes after reading `w`'s files through the real read_file tool."""
-    workspace = tmp_path / w.world_id.replace(":", "-")
-    workspace.mkdir()
-    for name, text in render.public_files(w).items():
-        (workspace / name).write_text(text)
-    monkeypatch.chdir(workspace)
-    tools = LedgerToolset(vf.ToolsetConfig(colocated=True))
+    tools = LedgerToolset(vf.SharedToolsetConfig())
     messages: list[dict] = [{"role": "user", "content": "Reconcile the books."}]
-    for n, name in enumerate(baselines.READS):
-        call = {"id": f"c{n}", "function": {"name": "read_file", "arguments": json.dumps({"name": name})}}
-        messages.append({"role": "assistant", "content": "", "tool_calls": [call]})
-        messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": tools.read_file(name)})
+    with rollout(LedgerState(files=render.public_files(w))):
+        for n, name in enumerate(baselines.READS):
+            call = {"id": f"c{n}", "function": {"name": "read_file", "arguments": json.dumps({"name": name})}}
+            messages.append({"role": "assistant", "content": "", "tool_calls": [call]})
+            messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": tools.read_file(name)})
     (call,) = policy(Conversation(messages, []))
     assert call.name == "write_ledger"
     return call.arguments["text"]
