@@ -198,9 +198,11 @@ def shutdown() -> None:
     pool = _current_pool()
     while True:
         try:
-            pool.idle.get_nowait().close()
+            worker = pool.idle.get_nowait()
         except queue.Empty:
             return
+        worker.close()
+        pool.release(worker)  # a closed worker frees its place in the pool
 
 
 # ---- the worker side ----
