@@ -7,7 +7,7 @@ other knob settings), hashed as their task data's canonical JSON, and every base
 reply to each task scored through the real `Task.score`, hashed as the rewards and metrics.
 For beancount-ledger: the shipped world and N keyed worlds of each stream, derived under a
 fixed dummy secret (so no release is needed), hashed the same way, with the reference and
-naive policies' first replies scored where they answer in one turn.
+baseline bookkeepers' ledgers (written from the public files) scored against each key.
 
 Run it before and after a change that should not alter what is served; equal lines mean the
 same tasks, keys, prompts and rewards.
@@ -68,17 +68,40 @@ def text_env(env_id: str, n: int) -> dict[str, str]:
     return {"tasks": data_h.hexdigest()[:16], "scores": score_h.hexdigest()[:16]}
 
 
+BEANCOUNT_WRITERS = ("reference", "untouched", "plug", "rewrite", "invent")
+"""Baseline bookkeepers whose ledgers (written from the public files alone) are scored per world."""
+
+
+def _beancount_scores(data, score_h) -> None:
+    """The golden ledger's and each of `BEANCOUNT_WRITERS`' ledgers' scores against the task's key
+    (the score's own fields, not the metric names a trace reports)."""
+    from beancount_ledger import baselines, taskset
+    from beancount_ledger.scorer import score
+
+    key = taskset.key_of(data)
+    files = data.files
+    reads = [files[name] for name in baselines.READS]
+    ledgers = [("golden", taskset.golden_of(data))]
+    ledgers += [(name, getattr(baselines, f"{name}_ledger")(*reads)) for name in BEANCOUNT_WRITERS]
+    for name, text in ledgers:
+        s = score(text, key)
+        fields = [s.reward, s.loaded, s.balances_hit, s.balances_total, sorted(s.resolved), s.plants]
+        score_h.update(_canonical([data.id, name, *fields, s.damaged, s.fabricated, s.invented]))
+
+
 def beancount(n: int) -> dict[str, str]:
     from beancount_ledger import taskset
 
-    data_h = hashlib.sha256()
+    data_h, score_h = hashlib.sha256(), hashlib.sha256()
     selectors = ["bank_recon_001"] + [f"{s}:{i}" for s in ("train", "eval") for i in range(n)]
     selectors += [f"train:{i}:hard" for i in range(max(1, n // 4))]
     for selector in selectors:
         secret = None if selector == "bank_recon_001" else DUMMY_SECRET
         data = taskset.make_task_data(selector, secret)
         data_h.update(_canonical(data.model_dump(mode="json")))
-    return {"tasks": data_h.hexdigest()[:16], "worlds": str(len(selectors))}
+        _beancount_scores(data, score_h)
+    digests = {"tasks": data_h.hexdigest()[:16], "scores": score_h.hexdigest()[:16]}
+    return {**digests, "worlds": str(len(selectors))}
 
 
 def main() -> None:
