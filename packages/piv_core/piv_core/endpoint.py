@@ -15,8 +15,20 @@ or ``contract`` module. ``oracle`` and ``reference`` both name an environment's 
 ``baseline/oracle`` earns full marks on every environment of such a run.
 
 A policy is a plain function of the conversation so far (`Conversation`) returning either
-the assistant's text or a list of `ToolCall`s. Policies are stateless: a multi-turn policy
-reads what it needs from the transcript, so concurrent rollouts never interfere.
+the assistant's text or a list of `ToolCall`s, optionally wrapped in `Reasoned` to come with a
+reasoning field (``reasoning_content``) as reasoning models send it. Policies are stateless: a
+multi-turn policy reads what it needs from the transcript, so concurrent rollouts never
+interfere.
+
+Policies of graded skill: an environment whose ``baselines`` module defines
+``noisy(conversation, p, rng)`` (`NoisyPolicy`) is also served as ``baseline/noisy-<p>`` for
+any p in [0, 1]: its solver, erring on each row, figure or discrepancy with probability p,
+drawing only from `rng`. The endpoint seeds `rng` from the environment, p, the task (its system
+and first user message) and the rollout's draw: the n-th first-turn request for a task gets
+draw n, so the rollouts of a group differ from one another while a run's multiset of rewards is
+reproducible. Later turns of a multi-turn rollout recover the draw from the ids of the tool
+calls the endpoint made in it (``call_n<draw>_…``), so every turn of a rollout sees the same
+errors.
 
 The wire format is what verifiers' harnesses expect: ``POST /v1/chat/completions`` answers
 with Server-Sent Events when ``stream`` is true (content or ``tool_calls`` deltas, a
@@ -32,10 +44,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import importlib
 import importlib.metadata
 import importlib.util
 import json
+import math
+import random
 import re
 import sys
 import threading
@@ -80,8 +95,32 @@ class Conversation:
         return "\n\n".join(self.text(m) for m in self.messages if m.get("role") == "user")
 
 
-Reply = str | list[ToolCall]
+@dataclass(frozen=True)
+class Reasoned:
+    """A reply that comes with a reasoning field, sent as ``reasoning_content`` beside it."""
+
+    reply: str | list[ToolCall]
+    reasoning: str
+
+
+Reply = str | list[ToolCall] | Reasoned
 Policy = Callable[[Conversation], Reply]
+NoisyPolicy = Callable[[Conversation, float, random.Random], Reply]
+"""An environment's solver that errs on each item with probability p, drawing only from the rng."""
+
+NOISY = re.compile(r"noisy-(?P<p>[0-9]+(?:\.[0-9]+)?)")
+_DRAW_ID = re.compile(r"call_n(?P<draw>[0-9]+)_")
+
+
+def noisy_share(name: str) -> float | None:
+    """The p of policy name ``noisy-<p>`` (None for any other name); ValueError outside [0, 1]."""
+    match = NOISY.fullmatch(name)
+    if match is None:
+        return None
+    p = float(match["p"])
+    if not (math.isfinite(p) and 0.0 <= p <= 1.0):
+        raise ValueError(f"noisy-<p> needs p between 0 and 1, got {match['p']}")
+    return p
 
 
 SOLVER_NAMES = ("oracle", "reference")
@@ -112,6 +151,12 @@ class Environment:
     id: str
     policies: dict[str, Policy]
     system_prompt: str | None = None
+    noisy: NoisyPolicy | None = None
+
+    @property
+    def names(self) -> list[str]:
+        """The policy names served, ``noisy-<p>`` standing for the graded-skill family."""
+        return sorted(self.policies) + (["noisy-<p>"] if self.noisy else [])
 
     def policy(self, name: str) -> Policy | None:
         if name in self.policies:
@@ -134,8 +179,12 @@ def system_prompt_of(env_id: str) -> str | None:
     return None
 
 
+def _noisy_of(env_id: str) -> NoisyPolicy | None:
+    return getattr(importlib.import_module(f"{env_module(env_id)}.baselines"), "noisy", None)
+
+
 def load_environment(env_id: str) -> Environment:
-    return Environment(env_id, load_policies(env_id), system_prompt_of(env_id))
+    return Environment(env_id, load_policies(env_id), system_prompt_of(env_id), _noisy_of(env_id))
 
 
 def _requires_piv_core(requirement: str) -> bool:
@@ -163,7 +212,9 @@ def installed_environments() -> dict[str, Environment]:
             continue
         try:
             baselines = importlib.import_module(f"{module}.baselines")
-            found[env_id] = Environment(env_id, dict(baselines.POLICIES), system_prompt_of(env_id))
+            found[env_id] = Environment(
+                env_id, dict(baselines.POLICIES), system_prompt_of(env_id), getattr(baselines, "noisy", None)
+            )
         except ModuleNotFoundError as exc:
             if exc.name != f"{module}.baselines":
                 print(f"baseline endpoint: leaving out {env_id}: {exc}", file=sys.stderr)
@@ -181,12 +232,20 @@ def estimate_tokens(text: str) -> int:
     return max(1, (len(text) + 3) // 4) if text else 0
 
 
-def _message(reply: Reply, max_tokens: int | None = None) -> tuple[dict[str, Any], str, str]:
+def _message(
+    reply: Reply, max_tokens: int | None = None, draw: int | None = None
+) -> tuple[dict[str, Any], str, str]:
     """The assistant message for `reply`, its finish reason and its text for token counting.
 
     Like a real model, a reply longer than `max_tokens` is cut off with finish reason
     ``length``: text keeps its first `max_tokens` tokens' worth, tool calls are dropped whole.
+    A `Reasoned` reply's reasoning comes first and counts against `max_tokens` too. Tool call
+    ids carry `draw` when given (see `noisy_share`).
     """
+    if isinstance(reply, Reasoned):
+        budget = None if max_tokens is None else max(0, max_tokens - estimate_tokens(reply.reasoning))
+        message, finish, text = _message(reply.reply, budget, draw)
+        return {**message, "reasoning_content": reply.reasoning}, finish, reply.reasoning + text
     if isinstance(reply, str):
         if max_tokens is not None and estimate_tokens(reply) > max_tokens:
             cut = reply[: 4 * max(0, max_tokens)]
@@ -194,7 +253,7 @@ def _message(reply: Reply, max_tokens: int | None = None) -> tuple[dict[str, Any
         return {"role": "assistant", "content": reply}, "stop", reply
     calls = [
         {
-            "id": f"call_{uuid.uuid4().hex[:24]}",
+            "id": f"call_{'' if draw is None else f'n{draw}_'}{uuid.uuid4().hex[:24]}",
             "type": "function",
             "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
         }
@@ -233,6 +292,7 @@ class BaselineEndpoint:
         self._by_prompt = sorted(
             (e for e in self.environments if e.system_prompt), key=lambda e: -len(e.system_prompt or "")
         )
+        self._draws: dict[str, int] = {}
         self.app = web.Application(client_max_size=64 * 1024 * 1024)
         self.app.router.add_post("/v1/chat/completions", self.chat)
         self.app.router.add_post("/chat/completions", self.chat)
@@ -260,10 +320,36 @@ class BaselineEndpoint:
                 return environment
         return None
 
-    async def models(self, request: web.Request) -> web.Response:
-        data = [
-            {"id": MODEL_PREFIX + name, "object": "model", "owned_by": "baseline"} for name in self.policies
+    def draw(self, key: str, conversation: Conversation) -> int:
+        """The rollout's draw: read back from its earlier tool calls, else the next for this task."""
+        for message in conversation.messages:
+            calls = message.get("tool_calls") if message.get("role") == "assistant" else None
+            for call in calls or []:
+                if isinstance(call, dict) and (match := _DRAW_ID.match(str(call.get("id", "")))):
+                    return int(match["draw"])
+        if any(m.get("role") == "assistant" for m in conversation.messages):
+            return 0  # a multi-turn rollout whose turns made no tool call: its first draw
+        draw = self._draws.get(key, 0)
+        self._draws[key] = draw + 1
+        return draw
+
+    def noisy_reply(self, environment: Environment, p: float, name: str, conversation: Conversation):
+        """`environment`'s noisy solver at share `p`, seeded per task and rollout; (reply, draw)."""
+        head = [
+            Conversation.text(m)
+            for m in (
+                next((m for m in conversation.messages if m.get("role") in ("system", "developer")), {}),
+                next((m for m in conversation.messages if m.get("role") == "user"), {}),
+            )
         ]
+        task = hashlib.sha256("\0".join([environment.id, name, *head]).encode()).hexdigest()
+        draw = self.draw(task, conversation)
+        seed = int.from_bytes(hashlib.sha256(f"{task}:{draw}".encode()).digest()[:8], "big")
+        return environment.noisy(conversation, p, random.Random(seed)), draw  # type: ignore[misc]
+
+    async def models(self, request: web.Request) -> web.Response:
+        names = list(self.policies) + (["noisy-<p>"] if any(e.noisy for e in self.environments) else [])
+        data = [{"id": MODEL_PREFIX + name, "object": "model", "owned_by": "baseline"} for name in names]
         return web.json_response({"object": "list", "data": data})
 
     async def chat(self, request: web.Request) -> web.StreamResponse:
@@ -277,17 +363,26 @@ class BaselineEndpoint:
         if environment is None:
             served = ", ".join(e.id for e in self.environments)
             return _error(400, f"the request's system prompt is none of the served environments' ({served})")
-        policy = environment.policy(policy_name(model))
-        if policy is None:
-            known = ", ".join(MODEL_PREFIX + name for name in sorted(environment.policies))
+        name = policy_name(model)
+        try:
+            p = noisy_share(name)
+        except ValueError as exc:
+            return _error(404, f"unknown baseline policy {model!r}: {exc}")
+        policy = environment.policy(name)
+        if policy is None and (p is None or environment.noisy is None):
+            known = ", ".join(MODEL_PREFIX + n for n in environment.names)
             where = f" for {environment.id}" if environment.id else ""
             return _error(404, f"unknown baseline policy {model!r}{where}; known: {known}")
+        draw = None
         try:
-            reply = policy(conversation)
+            if policy is not None:
+                reply = policy(conversation)
+            else:
+                reply, draw = self.noisy_reply(environment, p, name, conversation)  # type: ignore[arg-type]
         except Exception as exc:  # a policy bug is reported to the client, not swallowed
             return _error(500, f"policy {model!r} failed: {type(exc).__name__}: {exc}")
         limit = body.get("max_completion_tokens") or body.get("max_tokens")
-        message, finish, text = _message(reply, int(limit) if isinstance(limit, int | float) else None)
+        message, finish, text = _message(reply, int(limit) if isinstance(limit, int | float) else None, draw)
         prompt_tokens = sum(estimate_tokens(Conversation.text(m)) for m in conversation.messages)
         usage = {
             "prompt_tokens": prompt_tokens,
@@ -306,6 +401,15 @@ class BaselineEndpoint:
         )
         await response.prepare(request)
         chunk = {**head, "object": "chat.completion.chunk"}
+        if "reasoning_content" in message:
+            reasoning: dict[str, Any] = {
+                "role": "assistant",
+                "content": "",
+                "reasoning_content": message["reasoning_content"],
+            }
+            await response.write(
+                _sse({**chunk, "choices": [{"index": 0, "delta": reasoning, "finish_reason": None}]})
+            )
         delta: dict[str, Any] = {"role": "assistant", "content": message.get("content") or ""}
         if "tool_calls" in message:
             delta["tool_calls"] = [{"index": i, **call} for i, call in enumerate(message["tool_calls"])]
@@ -403,7 +507,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     endpoint = BaselineEndpoint(_environments(args.env))
     for environment in endpoint.environments:
-        policies = ", ".join(MODEL_PREFIX + p for p in environment.policies)
+        policies = ", ".join(MODEL_PREFIX + p for p in environment.names)
         print(f"{environment.id}: {policies}")
     print(f"serving on http://{args.host}:{args.port}/v1", flush=True)
     web.run_app(endpoint.app, host=args.host, port=args.port, print=None, access_log=None)
