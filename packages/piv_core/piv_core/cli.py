@@ -173,6 +173,13 @@ def summarize_main(argv: list[str] | None = None) -> None:
     parser.add_argument("--by", help="also split each run by this key of trace.info or the task data")
     parser.add_argument("--median", help="with --by: report the median of this metric per group")
     parser.add_argument("--where", help="with --median: only over traces whose metric WHERE is 1.0")
+    parser.add_argument(
+        "--html",
+        type=Path,
+        default=None,
+        help="also write a self-contained HTML report here: the table and chart, stops and errors, "
+        "a paired comparison when two runs are given, and every rollout's answer against its key",
+    )
     args = parser.parse_args(argv)
     runs = [read_eval_run(path) for path in args.runs]
     print(render_table(runs))
@@ -183,3 +190,8 @@ def summarize_main(argv: list[str] | None = None) -> None:
         png = args.png or args.runs[0].parent / "summary.png"
         write_chart(runs, png)
         print(f"\nchart: {png}")
+    if args.html:
+        from piv_core.report import write_html
+
+        write_html(runs, args.html)
+        print(f"\nreport: {args.html}")

@@ -1,12 +1,17 @@
 """Summaries of eval runs: a markdown table and a bar chart comparing runs.
 
-Rows are runs; columns are episode counts, then the mean ± standard error of the weighted
-reward, each reward and each metric over the run's traces. `render_groups` splits each run by a
-key the traces record (``trace.info[key]``, else the task data's field), e.g. a task family.
+Rows are runs, each labelled by its directory name (with its parent's name, then a number,
+where two runs would otherwise share a label); columns are episode counts, how the traces
+stopped, then the mean ± standard error of the weighted reward, each reward and each metric
+over the run's traces. A count metric (`COUNT_PREFIXES`, such as ``calls_<tool>``) that a trace
+does not record counts as 0 there, since environments record only the tools that were called.
+`render_groups` splits each run by a key the traces record (``trace.info[key]``, else the task
+data's field), e.g. a task family. The chart has one bar per run, labelled like the table.
 """
 
 from __future__ import annotations
 
+import io
 import math
 import statistics
 from pathlib import Path
@@ -14,6 +19,8 @@ from pathlib import Path
 from piv_core.runs import EvalRun, mean_stderr
 
 FULL_MARKS = 1.0 - 1e-9
+COUNT_PREFIXES = ("calls_", "num_")
+"""Metrics with these prefixes are counts: a trace that does not record one counted 0."""
 
 
 def _cell(values: list[float]) -> str:
@@ -28,24 +35,71 @@ def _columns(runs: list[EvalRun], kind: str) -> list[str]:
     return list(names)
 
 
-def render_table(runs: list[EvalRun]) -> str:
+def is_count(name: str) -> bool:
+    return name.startswith(COUNT_PREFIXES)
+
+
+def metric_values(run: EvalRun, name: str) -> list[float]:
+    """Per-trace values of metric `name`; for a count, 0 in each scored trace that lacks it."""
+    if not is_count(name):
+        return run.scores("metrics").get(name, [])
+    values = []
+    for trace in run.traces:
+        if not trace.get("rewards") and not trace.get("metrics"):
+            continue
+        value = (trace.get("metrics") or {}).get(name, 0.0)
+        values.append(float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0)
+    return values
+
+
+def run_labels(runs: list[EvalRun]) -> list[str]:
+    """A distinct label per run: its directory name, then its parent's name, then a number."""
+    labels = [run.name for run in runs]
+    if len(set(labels)) < len(labels):
+        labels = [
+            f"{run.path.parent.name}/{run.name}" if labels.count(run.name) > 1 else run.name for run in runs
+        ]
+    seen: dict[str, int] = {}
+    unique = []
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+        unique.append(label if labels.count(label) == 1 else f"{label} #{seen[label]}")
+    return unique
+
+
+def stops_cell(run: EvalRun) -> str:
+    """How the run's traces stopped, most frequent first: ``submitted 2, turn_limit 1``."""
+    return ", ".join(f"{reason} {count}" for reason, count in run.stop_reasons().most_common()) or "–"
+
+
+def table_rows(runs: list[EvalRun]) -> tuple[list[str], list[list[str]]]:
+    """The summary table's header and one row of cells per run (markdown and HTML share them)."""
     rewards, metrics = _columns(runs, "rewards"), _columns(runs, "metrics")
-    header = ["run", "model", "episodes", "completed", "errors", "timeouts", "reward", *rewards, *metrics]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for run in runs:
-        reward_scores, metric_scores = run.scores("rewards"), run.scores("metrics")
+    header = ["run", "model", "episodes", "completed", "errors", "timeouts", "stops", "reward"]
+    header += [*rewards, *metrics]
+    rows = []
+    for run, label in zip(runs, run_labels(runs)):
+        reward_scores = run.scores("rewards")
         cells = [
-            run.name,
+            label,
             run.model or "–",
             str(run.episodes),
             str(run.completed),
             str(run.errors),
             str(run.timeouts),
+            stops_cell(run),
         ]
         cells.append(_cell(run.totals()))
         cells += [_cell(reward_scores.get(name, [])) for name in rewards]
-        cells += [_cell(metric_scores.get(name, [])) for name in metrics]
-        lines.append("| " + " | ".join(cells) + " |")
+        cells += [_cell(metric_values(run, name)) for name in metrics]
+        rows.append(cells)
+    return header, rows
+
+
+def render_table(runs: list[EvalRun]) -> str:
+    header, rows = table_rows(runs)
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cells) + " |" for cells in rows]
     return "\n".join(lines)
 
 
@@ -63,7 +117,7 @@ def render_groups(runs: list[EvalRun], key: str, median: str | None = None, wher
     for run in runs:
         groups.update(dict.fromkeys(g for t in run.traces if (g := _group_of(t, key)) is not None))
     lines = ["| run | " + " | ".join(groups) + " |", "|---|" + "---|" * len(groups)]
-    for run in runs:
+    for run, label in zip(runs, run_labels(runs)):
         totals = dict(zip((id(t) for t in run.traces if t.get("rewards")), run.totals()))
         cells = []
         for group in groups:
@@ -79,11 +133,19 @@ def render_groups(runs: list[EvalRun], key: str, median: str | None = None, wher
                 if len(kept) < len(traces):
                     cell += f" ({len(traces) - len(kept)} without {where})"
             cells.append(cell)
-        lines.append(f"| {run.name} | " + " | ".join(cells) + " |")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
-def write_chart(runs: list[EvalRun], path: Path) -> None:
+def chart_labels(runs: list[EvalRun]) -> list[str]:
+    """The chart's legend: each run's label, with its model when that says something more."""
+    return [
+        f"{label} ({run.model})" if run.model and run.model != label else label
+        for run, label in zip(runs, run_labels(runs))
+    ]
+
+
+def _figure(runs: list[EvalRun]):  # noqa: ANN202 - a matplotlib Figure, imported lazily
     """Grouped bars: one group per reward (and the weighted total), one bar per run, with stderr whiskers."""
     import matplotlib
 
@@ -93,18 +155,42 @@ def write_chart(runs: list[EvalRun], path: Path) -> None:
     names = ["reward", *_columns(runs, "rewards")]
     width = 0.8 / max(1, len(runs))
     fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(names) * max(1, len(runs)) ** 0.5), 4.0))
-    for i, run in enumerate(runs):
+    for i, (run, label) in enumerate(zip(runs, chart_labels(runs))):
         columns = {"reward": run.totals(), **run.scores("rewards")}
         stats = [mean_stderr(columns.get(name, [])) for name in names]
         means = [0.0 if math.isnan(m) else m for m, _ in stats]
         errs = [0.0 if math.isnan(s) else s for _, s in stats]
         positions = [j + (i - (len(runs) - 1) / 2) * width for j in range(len(names))]
-        ax.bar(positions, means, width, yerr=errs, capsize=3, label=run.model or run.name)
+        ax.bar(positions, means, width, yerr=errs, capsize=3, label=label)
     ax.set_xticks(range(len(names)), names)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("mean score (± stderr)")
     ax.legend(fontsize=8, loc="upper right")
     fig.tight_layout()
+    return fig
+
+
+def write_chart(runs: list[EvalRun], path: Path) -> None:
+    """The chart as a PNG at `path`."""
+    import matplotlib.pyplot as plt
+
+    fig = _figure(runs)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def chart_svg(runs: list[EvalRun]) -> str | None:
+    """The chart as an SVG document with its text kept as text, or None when matplotlib is missing."""
+    try:
+        import matplotlib
+    except ImportError:
+        return None
+    import matplotlib.pyplot as plt
+
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "piv"}):
+        fig = _figure(runs)
+        out = io.StringIO()
+        fig.savefig(out, format="svg", metadata={"Date": None})
+    plt.close(fig)
+    return out.getvalue()

@@ -1,0 +1,231 @@
+"""What the HTML run report shows inside one rollout: the answer beside the key, per environment.
+
+Each view is chosen by the fields the trace's `TaskData` carries, never by environment name, and
+reads the reply through `piv_core.answer`:
+
+- figures and faults (``faults`` and a mapping of cent figures, e.g. au-bas's ``bas`` or
+  us-sut's ``figures``): each figure as written beside the key's, and every (item, code) pair
+  either side claims; a figure that differs and a pair only one side has carry the class
+  `DIFF` (and ``data-figure`` / ``data-pair`` attributes naming them);
+- a coordinate answer (``family``, ``key``, ``tolerance``): the numbers beside the key and the
+  error the environment measured against the tolerance, `DIFF` when it is not within it;
+- a ledger (``files``, ``fixes``, ``balances``): the text of the last ``write_ledger`` call
+  against the golden ledger as a unified diff, changed lines carrying `DIFF`.
+
+Every other rollout gets no answer view; the report still shows its scores, tool calls and
+reply. Everything the model wrote is escaped before it reaches the page.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Callable, Mapping
+from html import escape
+from typing import Any
+
+from piv_core.answer import json_answer, last_answer_block
+
+try:  # the fault-map readers the text environments grade with, wherever this piv-core keeps them
+    from piv_core.audit import fault_pairs, read_fault_map
+except ImportError:  # pragma: no cover - piv-core releases that keep them in their own module
+    from piv_core.fault_map import fault_pairs, read_fault_map
+from piv_core.money import format_cents, parse_cents
+from piv_core.runs import last_reply, task_data, tool_calls
+
+DIFF = "diff"
+"""The class on exactly the cells where the answer and the key disagree."""
+LEDGER_TOOL = "write_ledger"
+
+
+def _figures_field(data: Mapping[str, Any]) -> str | None:
+    """The task-data field holding the key's cent figures: a non-empty mapping of names to ints."""
+    for name, value in data.items():
+        if (
+            name != "faults"
+            and isinstance(value, dict)
+            and value
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in value.values())
+        ):
+            return name
+    return None
+
+
+def _cls(*names: str) -> str:
+    kept = " ".join(n for n in names if n)
+    return f' class="{kept}"' if kept else ""
+
+
+def figures_view(trace: dict[str, Any]) -> str | None:
+    data = task_data(trace)
+    field = _figures_field(data)
+    if field is None or not isinstance(data.get("faults"), dict):
+        return None
+    answer = json_answer(last_reply(trace))
+    answer = answer if isinstance(answer, dict) else None
+    rows = []
+    for name, cents in data[field].items():
+        written = None if answer is None else answer.get(name)
+        wrong = parse_cents(written) != cents
+        shown = "(missing)" if written is None else str(written)
+        rows.append(
+            f"<tr><th>{escape(name)}</th><td{_cls('figure', DIFF if wrong else '')} "
+            f'data-figure="{escape(name)}">{escape(shown)}</td><td>{format_cents(cents)}</td></tr>'
+        )
+    parts = []
+    if answer is None:
+        parts.append(
+            '<p class="note">no JSON object in the last answer block: every figure counts as missing</p>'
+        )
+    parts.append(
+        f'<table class="figures"><tr><th>{escape(field)}</th><th>answer</th><th>key</th></tr>'
+        + "".join(rows)
+        + "</table>"
+    )
+    key = fault_pairs(data["faults"])
+    claimed = read_fault_map(answer.get("faults")) if answer is not None else None
+    if answer is not None and claimed is None:
+        parts.append('<p class="note">the answer\'s <code>faults</code> is not a fault map</p>')
+    parts.append(_pairs_table(claimed or frozenset(), key))
+    return "".join(parts)
+
+
+def _pairs_table(claimed: frozenset[tuple[str, str]], key: frozenset[tuple[str, str]]) -> str:
+    """One row per item either side names; each pair a chip, `DIFF` where only one side has it."""
+    items = sorted({item for item, _ in claimed | key})
+
+    def chips(side: frozenset[tuple[str, str]], other: frozenset[tuple[str, str]], item: str) -> str:
+        return " ".join(
+            f"<span{_cls('pair', DIFF if (item, code) not in other else '')} "
+            f'data-pair="{escape(item)}/{escape(code)}">{escape(code)}</span>'
+            for code in sorted(code for i, code in side if i == item)
+        )
+
+    rows = "".join(
+        f"<tr><th>{escape(item)}</th><td>{chips(claimed, key, item)}</td>"
+        f"<td>{chips(key, claimed, item)}</td></tr>"
+        for item in items
+    )
+    matched = len(claimed & key)
+    caption = f"fault pairs: {matched} matched, {len(claimed - key)} extra, {len(key - claimed)} missed"
+    return (
+        f'<table class="pairs"><caption>{caption}</caption>'
+        f"<tr><th>item</th><th>answer</th><th>key</th></tr>{rows}</table>"
+    )
+
+
+def coordinates_view(trace: dict[str, Any]) -> str | None:
+    data = task_data(trace)
+    key, tolerance = data.get("key"), data.get("tolerance")
+    if not isinstance(key, list) or not isinstance(tolerance, int | float) or "family" not in data:
+        return None
+    body = last_answer_block(last_reply(trace))
+    pieces = body.replace(",", " ").split() if body is not None else []
+    metrics = trace.get("metrics") or {}
+    error = metrics.get("error")
+    unit = "°" if data.get("family") == "bearing" else " m"
+    within = isinstance(error, int | float) and 0 <= error <= tolerance
+    rows = "".join(
+        f"<tr><th>{i + 1}</th><td>{escape(pieces[i]) if i < len(pieces) else '(missing)'}</td>"
+        f"<td>{k!r}</td></tr>"
+        for i, k in enumerate(key)
+    )
+    error_text = "unanswered" if not isinstance(error, int | float) or error < 0 else f"{error:.6g}{unit}"
+    return (
+        f"<p>{escape(str(data.get('family')))} on {escape(str(data.get('grid', '')))}, inputs "
+        f"{escape(', '.join(map(str, data.get('inputs') or [])))}</p>"
+        f'<table class="coordinates"><tr><th></th><th>answer</th><th>key</th></tr>{rows}'
+        f"<tr><th>error</th><td{_cls('error', '' if within else DIFF)}>{escape(error_text)}</td>"
+        f"<td>tolerance {tolerance:g}{unit}</td></tr></table>"
+    )
+
+
+def submitted_ledger(trace: dict[str, Any]) -> str | None:
+    """The text of the last ``write_ledger`` call in the trace, or None when there was none."""
+    for name, arguments in reversed(tool_calls(trace)):
+        if name != LEDGER_TOOL:
+            continue
+        try:
+            text = json.loads(arguments).get("text")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(text, str):
+            return text
+    return None
+
+
+def golden_ledger(data: Mapping[str, Any]) -> str:
+    """The golden ledger of a beancount-ledger task, from the task data alone.
+
+    Imported lazily: `beancount_ledger.golden_ledger` where the package has it, else
+    `beancount_ledger.taskset.golden_of`; raises ImportError when the package is not installed.
+    """
+    import beancount_ledger
+    from beancount_ledger.taskset import LedgerData, golden_of
+
+    build: Callable[[Any], str] = getattr(beancount_ledger, "golden_ledger", golden_of)
+    return build(LedgerData.model_validate(dict(data)))
+
+
+def ledger_view(trace: dict[str, Any]) -> str | None:
+    data = task_data(trace)
+    if not all(isinstance(data.get(f), dict | list) for f in ("files", "fixes", "balances")):
+        return None
+    submitted = submitted_ledger(trace)
+    try:
+        golden = golden_ledger(data)
+    except ImportError:
+        return '<p class="note">beancount-ledger is not installed here: no golden ledger to compare with</p>'
+    except Exception as error:  # noqa: BLE001 - a report shows why a key could not be rebuilt
+        reason = f"{type(error).__name__}: {error}"
+        return f'<p class="note">golden ledger not rebuilt: {escape(reason)}</p>'
+    if submitted is None:
+        return f'<p class="note">no <code>{LEDGER_TOOL}</code> call: nothing was written</p>'
+    lines = list(
+        difflib.unified_diff(
+            golden.splitlines(),
+            submitted.splitlines(),
+            "golden",
+            f"submitted ({LEDGER_TOOL})",
+            n=2,
+            lineterm="",
+        )
+    )
+    if not lines:
+        return '<p class="same">the submitted ledger is the golden ledger, line for line</p>'
+    rendered = []
+    for line in lines:
+        kind = ""
+        if line.startswith(("+++", "---")):
+            kind = "head"
+        elif line.startswith("+"):
+            kind = f"{DIFF} add"
+        elif line.startswith("-"):
+            kind = f"{DIFF} del"
+        elif line.startswith("@@"):
+            kind = "hunk"
+        rendered.append(f"<span{_cls('line', kind)}>{escape(line)}</span>")
+    return _fixes(data["fixes"]) + '<pre class="ledger-diff">' + "".join(rendered) + "</pre>"
+
+
+def _fixes(fixes: list[Any]) -> str:
+    """The planted discrepancies the golden ledger corrects, one line each."""
+    items = "".join(
+        f"<li>{escape(str(f.get('kind')))} {escape(str(f.get('ref')))} on {escape(str(f.get('date')))}</li>"
+        for f in fixes
+        if isinstance(f, dict)
+    )
+    return f'<div class="fixes">planted discrepancies ({len(fixes)}):<ul>{items}</ul></div>' if items else ""
+
+
+VIEWS: tuple[Callable[[dict[str, Any]], str | None], ...] = (figures_view, coordinates_view, ledger_view)
+"""Tried in order; the first that recognises the task data renders the answer."""
+
+
+def answer_view(trace: dict[str, Any]) -> str | None:
+    """The first view that recognises the trace's task data, or None."""
+    for view in VIEWS:
+        rendered = view(trace)
+        if rendered is not None:
+            return rendered
+    return None
