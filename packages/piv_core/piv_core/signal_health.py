@@ -1,0 +1,214 @@
+"""``piv-signal``: how much learning signal an environment gives, rung by rung of its ladder.
+
+    piv-signal <env-id> [--levels 1,2,3] [-n TASKS] [-r GROUP] [--noisy 0,0.1,0.3,0.6]
+               [--naive POLICY] [-o OUT.md] [--env.taskset.<knob> VALUE ...]
+
+For each level (every rung of the environment's ``level`` knob unless ``--levels`` names some)
+it runs, through the real ``eval`` pipeline against the baseline endpoint, the oracle, a naive
+policy and ``baseline/noisy-<p>`` for each p, over the same `TASKS` tasks. Deterministic
+policies run once per task; noisy ones `GROUP` times per task (a trainer's group). It reports,
+per rung and policy:
+
+- the mean reward, and the share of tasks whose mean reward is above 0;
+- the share of zero-variance groups: tasks whose `GROUP` rollouts all earned the same reward,
+  so a group-relative trainer learns nothing from them (deterministic policies: always 1);
+- the per-code recall means (every ``recall_*`` metric the environment records);
+
+and per rung, the share of tasks on which the policies' mean rewards differ (the tasks that
+tell skill levels apart). The markdown goes to stdout and to ``-o``; the runs stay under
+``--runs`` for ``summarize`` and ``compare``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import statistics
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from piv_core.runs import EvalRun, read_eval_run, task_key, trace_total
+
+NAIVE = {
+    "au-bas-reconciliation-v1": "silent",
+    "us-sut-reconciliation-v1": "gross-only",
+    "geo-reprojection-v1": "spherical",
+    "beancount-ledger": "untouched",
+}
+"""Each environment's naive policy: a well-formed answer from the obvious, wrong method."""
+DEFAULT_NOISY = (0.0, 0.1, 0.3, 0.6)
+MAX_LEVELS = 32
+
+
+@dataclass
+class PolicyResult:
+    """One policy's rollouts at one rung, grouped by task."""
+
+    policy: str
+    group: int
+    rewards: dict[str, list[float]] = field(default_factory=dict)
+    recall: dict[str, list[float]] = field(default_factory=dict)
+    errors: int = 0
+
+    @classmethod
+    def of(cls, policy: str, group: int, run: EvalRun) -> PolicyResult:
+        result = cls(policy, group, errors=run.failed)
+        recall: dict[str, list[float]] = defaultdict(list)
+        for trace in run.traces:
+            result.rewards.setdefault(task_key(trace), []).append(trace_total(trace) or 0.0)
+            for name, value in (trace.get("metrics") or {}).items():
+                if name.startswith("recall_") and isinstance(value, int | float):
+                    recall[name].append(float(value))
+        result.recall = dict(recall)
+        return result
+
+    def task_means(self) -> dict[str, float]:
+        return {task: statistics.fmean(values) for task, values in self.rewards.items()}
+
+    @property
+    def mean(self) -> float:
+        values = [v for vs in self.rewards.values() for v in vs]
+        return statistics.fmean(values) if values else 0.0
+
+    @property
+    def nonzero_share(self) -> float:
+        means = self.task_means().values()
+        return sum(m > 0 for m in means) / len(means) if means else 0.0
+
+    @property
+    def zero_variance_share(self) -> float:
+        groups = self.rewards.values()
+        return sum(len(set(g)) == 1 for g in groups) / len(groups) if groups else 0.0
+
+
+def differing_share(results: list[PolicyResult]) -> float:
+    """The share of tasks (run by every policy) on which the policies' mean rewards are not all equal."""
+    means = [r.task_means() for r in results]
+    shared = set.intersection(*(set(m) for m in means)) if means else set()
+    if not shared:
+        return 0.0
+    return sum(len({round(m[t], 9) for m in means}) > 1 for t in shared) / len(shared)
+
+
+def levels_of(env_id: str) -> list[int]:
+    """Every rung of `env_id`'s ``level`` knob (found by asking its config which levels it accepts)."""
+    import verifiers.v1 as vf
+
+    config_type = vf.taskset_config_type(env_id)
+    if "level" not in config_type.model_fields:
+        raise SystemExit(f"signal: {env_id} has no level knob; pass its knobs instead and --levels none")
+    found = []
+    for level in range(1, MAX_LEVELS + 1):
+        try:
+            config_type(level=level)
+        except ValueError as exc:
+            if "level" in str(exc):
+                break
+            raise
+        found.append(level)
+    return found
+
+
+def run_policy(
+    env_id: str, policy: str, level: int | None, tasks: int, group: int, runs: Path, knobs: list[str]
+) -> PolicyResult:
+    """One policy at one rung through ``eval``; its output goes to the run's ``signal.log``."""
+    from piv_core.cli import eval_main
+
+    name = f"{env_id}--L{level if level is not None else 'default'}--{policy}"
+    argv = [env_id, "--model", f"baseline/{policy}", "-n", str(tasks), "-r", str(group), "--no-rich"]
+    argv += ["-o", str(runs), "--run.name", name, "--clean", *knobs]
+    if level is not None:
+        argv += ["--env.taskset.level", str(level)]
+    log = io.StringIO()
+    with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+        try:
+            eval_main(argv)
+        except SystemExit as exc:
+            if exc.code not in (0, 1, None):
+                raise SystemExit(f"signal: eval failed for {name}:\n{log.getvalue()[-2000:]}") from None
+    (runs / name).mkdir(parents=True, exist_ok=True)
+    (runs / name / "signal.log").write_text(log.getvalue())
+    try:
+        run = read_eval_run(runs / name)
+    except FileNotFoundError:
+        raise SystemExit(f"signal: {name} wrote no traces:\n{log.getvalue()[-2000:]}") from None
+    return PolicyResult.of(policy, group, run)
+
+
+def _share(value: float) -> str:
+    return f"{value:.2f}"
+
+
+def render(env_id: str, level: int | None, results: list[PolicyResult], tasks: int) -> str:
+    codes = sorted({c for r in results for c in r.recall})
+    head = ["policy", "group", "mean reward", "tasks > 0", "zero-variance groups", "errors"]
+    head += [f"`{c}`" for c in codes]
+    rung = f"level {level}" if level is not None else "default configuration"
+    lines = [
+        f"### {env_id}, {rung}",
+        "",
+        f"{tasks} tasks; tasks on which the policies' mean rewards differ: "
+        f"{_share(differing_share(results))}",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
+    for r in results:
+        cells = [f"`{r.policy}`", str(r.group), f"{r.mean:.3f}", _share(r.nonzero_share)]
+        cells += [_share(r.zero_variance_share), str(r.errors)]
+        cells += [f"{statistics.fmean(r.recall[c]):.2f}" if r.recall.get(c) else "0.00" for c in codes]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _floats(text: str) -> list[float]:
+    return [float(v) for v in text.split(",") if v.strip()]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="piv-signal",
+        description="Learning-signal health of an environment's difficulty ladder, from scripted policies.",
+        epilog="Other arguments are passed to eval as taskset knobs, e.g. --env.taskset.selectors.",
+    )
+    parser.add_argument("env_id")
+    parser.add_argument("--levels", help="comma-separated rungs, or 'none' for the default configuration")
+    parser.add_argument("-n", "--num-tasks", type=int, default=40, help="tasks per rung (default 40)")
+    parser.add_argument("-r", "--group", type=int, default=8, help="rollouts per task for noisy policies")
+    parser.add_argument("--noisy", type=_floats, default=list(DEFAULT_NOISY), help="noise shares p")
+    parser.add_argument("--naive", help="the naive policy (default: the environment's)")
+    parser.add_argument("--runs", type=Path, default=Path("outputs/signal"), help="where the runs go")
+    parser.add_argument("-o", "--output", type=Path, help="also write the markdown here")
+    args, knobs = parser.parse_known_args(argv)
+    if args.levels == "none":
+        levels: list[int | None] = [None]
+    elif args.levels:
+        levels = [int(v) for v in args.levels.split(",")]
+    else:
+        levels = list(levels_of(args.env_id))
+    naive = args.naive or NAIVE.get(args.env_id)
+    policies = [("oracle", 1)] + ([(naive, 1)] if naive else [])
+    policies += [(f"noisy-{p:g}", args.group) for p in args.noisy]
+    sections = []
+    for level in levels:
+        start = time.perf_counter()
+        results = [
+            run_policy(args.env_id, policy, level, args.num_tasks, group, args.runs, knobs)
+            for policy, group in policies
+        ]
+        section = render(args.env_id, level, results, args.num_tasks)
+        print(section, flush=True)
+        print(f"({time.perf_counter() - start:.0f} s)\n", file=sys.stderr, flush=True)
+        sections.append(section)
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text("\n".join(sections))
+
+
+if __name__ == "__main__":
+    main()
