@@ -94,16 +94,18 @@ def _pairs_table(claimed: frozenset[tuple[str, str]], key: frozenset[tuple[str, 
     """One row per item either side names; each pair a chip, `DIFF` where only one side has it."""
     items = sorted({item for item, _ in claimed | key})
 
-    def chips(side: frozenset[tuple[str, str]], other: frozenset[tuple[str, str]], item: str) -> str:
+    def chips(
+        side: str, mine: frozenset[tuple[str, str]], other: frozenset[tuple[str, str]], item: str
+    ) -> str:
         return " ".join(
-            f"<span{_cls('pair', DIFF if (item, code) not in other else '')} "
+            f'<span{_cls("pair", DIFF if (item, code) not in other else "")} data-side="{side}" '
             f'data-pair="{escape(item)}/{escape(code)}">{escape(code)}</span>'
-            for code in sorted(code for i, code in side if i == item)
+            for code in sorted(code for i, code in mine if i == item)
         )
 
     rows = "".join(
-        f"<tr><th>{escape(item)}</th><td>{chips(claimed, key, item)}</td>"
-        f"<td>{chips(key, claimed, item)}</td></tr>"
+        f"<tr><th>{escape(item)}</th><td>{chips('answer', claimed, key, item)}</td>"
+        f"<td>{chips('key', key, claimed, item)}</td></tr>"
         for item in items
     )
     matched = len(claimed & key)

@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from piv_core.cli import _flag_given, _toml_value, _with_local_defaults
-from piv_core.runs import mean_stderr, read_eval_run, read_validate_run
-from piv_core.summary import render_groups, render_table
+from piv_core.runs import (
+    EvalRun,
+    completion_tokens,
+    last_reply,
+    mean_stderr,
+    read_eval_run,
+    read_validate_run,
+    task_key,
+    tool_calls,
+    trace_total,
+)
+from piv_core.summary import chart_labels, metric_values, render_groups, render_table, run_labels
 
 
 def test_local_runtime_is_added_only_when_nothing_picks_one(tmp_path):
@@ -87,3 +98,73 @@ def test_render_groups_splits_by_an_info_key(tmp_path):
     (tmp_path / "traces.jsonl").write_text("\n".join(json.dumps(e) for e in episodes))
     table = render_groups([read_eval_run(tmp_path)], "family", median="error", where="answered")
     assert "| 1/2 at 1.0, median error 4.5 | 0/1 at 1.0, no error (1 without answered) |" in table
+
+
+def _write(path, *episodes):
+    path.mkdir(parents=True)
+    (path / "traces.jsonl").write_text("".join(json.dumps(e) + "\n" for e in episodes))
+    return path
+
+
+def test_summary_tells_runs_of_one_model_apart_counts_absent_calls_as_0_and_shows_stops(tmp_path):
+    def tool_episode(stop, metrics):
+        trace = {"rewards": {"r": {"score": 1.0}}, "metrics": metrics, "stop_condition": stop}
+        return {"ok": True, "traces": [{**trace, "calls": [{"model": "baseline/oracle"}]}]}
+
+    runs = [
+        read_eval_run(
+            _write(
+                tmp_path / parent / "oracle",
+                tool_episode("submitted", {"calls_grep": 2.0}),
+                tool_episode("submitted", {}),
+                tool_episode("turn_limit", {}),
+            )
+        )
+        for parent in ("x", "y", "z")
+    ]
+    assert run_labels(runs) == ["x/oracle", "y/oracle", "z/oracle"]
+    assert chart_labels(runs) == [f"{p}/oracle (baseline/oracle)" for p in "xyz"]
+    table = render_table(runs)
+    assert "| x/oracle | baseline/oracle | 3 | 3 | 0 | 0 | submitted 2, turn_limit 1 |" in table
+    assert "0.667 ± 0.667" in table  # calls_grep: 2, 0, 0
+    assert metric_values(runs[0], "calls_grep") == [2.0, 0.0, 0.0]
+
+
+def test_run_labels_number_runs_that_share_a_path_name():
+    runs = [EvalRun(Path("/r/a")), EvalRun(Path("/r/a")), EvalRun(Path("/s/b"))]
+    assert run_labels(runs) == ["r/a #1", "r/a #2", "b"]
+
+
+def test_trace_readers():
+    trace = {
+        "task": {"data": {"idx": 3}},
+        "calls": [{"usage": {"completion_tokens": 4}}, {"usage": {"completion_tokens": 6}}],
+        "nodes": [
+            {"message": {"role": "assistant", "content": "first"}},
+            {"message": {"role": "assistant", "tool_calls": [{"name": "grep", "arguments": '{"p": 1}'}]}},
+            {"message": {"role": "tool", "content": "x"}},
+            {
+                "message": {
+                    "role": "assistant",
+                    "tool_calls": [{"function": {"name": "submit", "arguments": {}}}],
+                }
+            },
+        ],
+    }
+    assert (task_key(trace), completion_tokens(trace), trace_total(trace)) == ("3", 10, None)
+    assert tool_calls(trace) == [("grep", '{"p": 1}'), ("submit", "{}")]
+    assert last_reply(trace) == "first"
+
+
+def test_failed_episodes_are_kept_with_their_task_and_errors(tmp_path):
+    failed = {"ok": False, "task": {"data": {"id": "t-1"}}, "errors": ["boom"], "num_output_tokens": 9}
+    run = read_eval_run(_write(tmp_path / "r", failed, {"ok": False, "is_timeout": True, "traces": [{}]}))
+    assert run.failures[0] == {
+        "id": None,
+        "task": "t-1",
+        "timeout": False,
+        "traced": False,
+        "tokens": 9,
+        "errors": ["boom"],
+    }
+    assert run.failures[1]["timeout"] and run.failures[1]["traced"]
