@@ -21,13 +21,25 @@ from datetime import date, timedelta
 from decimal import Decimal
 from typing import NamedTuple
 
-from beancount_ledger import isolated, render, scorer
+from beancount_ledger import answer, isolated, render, scorer
 from beancount_ledger.contract import LEDGER_ENVELOPE
 from beancount_ledger.entitlement import Claim, balances, entitled_to
-from beancount_ledger.world import AP, AR, BANK, EQUITY, FEES, INTEREST, SAVINGS, Plant, World
+from beancount_ledger.world import (
+    AP,
+    AR,
+    BANK,
+    EQUITY,
+    FEES,
+    INTEREST,
+    SAVINGS,
+    SUSPENSE,
+    Plant,
+    Posting,
+    World,
+    net,
+)
 
 Legs = list[tuple[str, Decimal]]
-SUSPENSE = "Equity:Reconciliation-Suspense"
 
 
 class Attempt(NamedTuple):
@@ -83,11 +95,8 @@ def _ledger(w: World, *blocks: str, base: str | None = None) -> str:
 
 
 def _net(legs: Legs) -> dict[str, Decimal]:
-    """Legs summed by account, zeros dropped."""
-    totals: dict[str, Decimal] = defaultdict(Decimal)
-    for account, amount in legs:
-        totals[account] += amount
-    return {a: v for a, v in totals.items() if v}
+    """Legs summed by account, zeros dropped (`world.net`)."""
+    return {p.account: p.amount for p in net(Posting(a, v) for a, v in legs)}
 
 
 def _refs(plants: Iterable[Plant]) -> frozenset[str]:
@@ -625,8 +634,9 @@ ATTACKS: dict[str, Attack] = {
 ATTACKS.update(INJECTIONS)
 
 
-def key(w: World) -> scorer.Key:
-    return scorer.Key(render.ledger_text(w), render.expected_balances(w), render.fixes(w), w.end)
+def key(w: World) -> answer.Key:
+    """The scorer's key of `w` (`answer.key_of` of its projection)."""
+    return answer.key_of(answer.project(w))
 
 
 def audit(w: World, names: Iterable[str] | None = None) -> list[AttackResult]:

@@ -30,10 +30,9 @@ from piv_core.endpoint import Conversation, Policy, ToolCall
 
 from beancount_ledger import adversaries
 from beancount_ledger.contract import MAX_TURNS
-from beancount_ledger.world import AP, AR, BANK, FEES, INTEREST, SAVINGS
+from beancount_ledger.world import AP, AR, BANK, FEES, INTEREST, SAVINGS, SUSPENSE
 
 READS = ("ledger.beancount", "bank_statement.csv", "archive_prior_period.csv")
-SUSPENSE = "Expenses:Reconciliation-Suspense"
 
 
 def tool_results(conversation: Conversation) -> dict[str, list[str]]:

@@ -14,10 +14,12 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from datetime import date
+from decimal import Decimal
 from typing import Any
 
 from beancount_ledger import sandbox
-from beancount_ledger.scorer import Key, Score
+from beancount_ledger.answer import Fix, Key
+from beancount_ledger.scorer import Score
 
 
 @dataclass(frozen=True)
@@ -65,13 +67,25 @@ def key_json(key: Key) -> dict[str, Any]:
     return {
         "original": key.original,
         "balances": key.balances,
-        "fixes": key.fixes,
+        "fixes": [
+            {
+                "kind": f.kind,
+                "ref": f.ref,
+                "date": f.date.isoformat(),
+                "fix": {a: str(v) for a, v in f.fix.items()},
+            }
+            for f in key.fixes
+        ],
         "end": key.end.isoformat(),
     }
 
 
 def key_from_json(value: dict[str, Any]) -> Key:
-    return Key(value["original"], value["balances"], value["fixes"], date.fromisoformat(value["end"]))
+    fixes = tuple(
+        Fix(f["kind"], f["ref"], date.fromisoformat(f["date"]), {a: Decimal(v) for a, v in f["fix"].items()})
+        for f in value["fixes"]
+    )
+    return Key(value["original"], value["balances"], fixes, date.fromisoformat(value["end"]))
 
 
 # ---- run in the worker ----

@@ -52,19 +52,20 @@ def population(train: int, eval_: int, hard: int) -> list[str]:
 def mint(selector: str) -> Minted:
     """Phase 1 for one selector (runs in a worker; the secret comes from the environment)."""
     from beancount_ledger import attacks, baselines, render
+    from beancount_ledger.answer import golden_ledger, key_of
     from beancount_ledger.entitlement import entitled
     from beancount_ledger.scorer import score
-    from beancount_ledger.taskset import data_of, golden_of, key_of, task_digest
+    from beancount_ledger.taskset import data_of
 
     out = Minted(selector)
     try:
         secret = keys.read_secret()
         w, again = keys.resolve(selector, secret), keys.resolve(selector, secret)
         data = data_of(selector, w)
-        if task_digest(data) != task_digest(data_of(selector, again)):
+        if release.task_digest(data) != release.task_digest(data_of(selector, again)):
             out.failures.append("re-minting is not byte-identical")
         key = key_of(data)
-        golden = score(golden_of(data), key).reward
+        golden = score(golden_ledger(data), key).reward
         if golden != 1.0:
             out.failures.append(f"golden ledger scores {golden}")
         files = data.files
@@ -83,7 +84,7 @@ def mint(selector: str) -> Minted:
         out.record = {
             "population": keys.population(selector),
             "public_id": data.public_id,
-            "digest": task_digest(data),
+            "digest": release.task_digest(data),
             "ledger_bytes": len(files[render.LEDGER].encode()),
             "plants": len(data.fixes),
             "untouched": untouched,
@@ -122,8 +123,6 @@ def verify(manifest: Path) -> dict[str, str]:
     """Phase 2 (in a fresh process): every record through the serving door -> {selector: problem}."""
     from verifiers.v1.utils.loaders import load_environment, resolve_env_config
 
-    from beancount_ledger.taskset import task_digest
-
     records = release.read_manifest(manifest, keys.read_secret())
     selectors = sorted(records)
     config = resolve_env_config(
@@ -135,7 +134,7 @@ def verify(manifest: Path) -> dict[str, str]:
         try:
             for served in load_environment(config).taskset:
                 selector = served.data.id
-                if task_digest(served.data) == records[selector]["digest"]:
+                if release.task_digest(served.data) == records[selector]["digest"]:
                     problems.pop(selector, None)
                 else:
                     problems[selector] = "digest differs from the record"

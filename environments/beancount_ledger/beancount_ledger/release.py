@@ -120,6 +120,21 @@ def read_manifest(path: Path, secret: bytes) -> dict[str, dict[str, Any]]:
     return body["records"]
 
 
+def public_id(files: dict[str, str]) -> str:
+    """A world's public name, a digest of the public files' bytes (nothing secret goes in)."""
+    return "bl-" + digest(sorted(files.items()))[:16]
+
+
+CERTIFIED = ("id", "public_id", "name", "system_prompt", "prompt", "files", "balances", "fixes", "period_end")
+"""The task data fields a manifest record's digest covers."""
+
+
+def task_digest(data: Any) -> str:
+    """What the manifest certifies for a selector: every byte of the task data (`LedgerData`) that
+    defines it, not the position a taskset gives it."""
+    return digest(data.model_dump(mode="json", include=set(CERTIFIED)))
+
+
 def admit(selectors: list[str], manifest: str | None) -> dict[str, str]:
     """Check that every canonical selector may be served; return the certified digest of each
     keyed one (none under the development override). Raises `Refused`."""

@@ -1,7 +1,6 @@
-"""Projections of a `World`: the eight public files, the golden ledger and the expected balances.
+"""What the bookkeeper sees of a `World`: the eight public files, in beancount syntax and CSV.
 
-The public files are what the bookkeeper sees; `golden_ledger` is the booked ledger with one
-correcting entry per planted discrepancy appended, exactly as `policy.md` asks for them. Every
+`entry_text` writes one transaction (the golden ledger's corrections too, `answer.py`). Every
 amount is printed with two decimals; ledger text is LF-only.
 """
 
@@ -10,7 +9,7 @@ from __future__ import annotations
 import csv
 import io
 
-from beancount_ledger.world import ACCOUNTS, BANK, CHART, Entry, Plant, World
+from beancount_ledger.world import ACCOUNTS, BANK, CHART, Entry, World
 
 FILE_NAMES = (
     "ledger.beancount",
@@ -25,7 +24,6 @@ FILE_NAMES = (
 LEDGER = "ledger.beancount"
 ALLOWED_OPTIONS = ("title", "operating_currency")
 CURRENCY = "AUD"
-CORRECTIONS_HEADER = "; ---- corrections ----"
 
 
 def _quote(text: str) -> str:
@@ -45,11 +43,6 @@ def entry_text(entry: Entry) -> str:
     return "\n".join(lines)
 
 
-def correction_entry(plant: Plant) -> Entry:
-    """The entry that resolves `plant` under the policy: dated on its bank line, tagged with its ref."""
-    return Entry(plant.date, "", f"Correction: {plant.description}", plant.fix, (("bank_ref", plant.ref),))
-
-
 def ledger_text(world: World) -> str:
     """The ledger as booked: discrepancies included."""
     opened = world.start.replace(day=1)
@@ -63,12 +56,6 @@ def ledger_text(world: World) -> str:
         *(entry_text(e) for e in world.booked),
     ]
     return "\n\n".join(p for p in parts if p != "").replace("\n\n\n", "\n\n") + "\n"
-
-
-def golden_ledger(world: World) -> str:
-    """The correctly reconciled ledger: the booked one plus one correcting entry per plant."""
-    fixes = "\n\n".join(entry_text(correction_entry(p)) for p in world.plants)
-    return f"{ledger_text(world)}\n{CORRECTIONS_HEADER}\n\n{fixes}\n"
 
 
 def _csv(header: list[str], rows: list[list[object]]) -> str:
@@ -200,20 +187,3 @@ def public_files(world: World) -> dict[str, str]:
     }
     files["manifest.md"] = manifest_md(world, files)
     return {name: files[name] for name in FILE_NAMES}
-
-
-def expected_balances(world: World) -> dict[str, str]:
-    return {account: f"{value:.2f}" for account, value in world.expected_balances().items()}
-
-
-def fixes(world: World) -> list[dict[str, object]]:
-    """The plants as the scorer needs them: kind, ref, date and net correcting postings."""
-    return [
-        {
-            "kind": p.kind,
-            "ref": p.ref,
-            "date": p.date.isoformat(),
-            "fix": {q.account: f"{q.amount:.2f}" for q in p.fix},
-        }
-        for p in world.plants
-    ]

@@ -38,23 +38,11 @@ from typing import Any
 from beancount.core import data
 
 from beancount_ledger import gate
+from beancount_ledger.answer import Key
+from beancount_ledger.world import Posting, net
 
 PENALTY = Decimal("0.1")
 _ALLOWED_NEW = (data.Balance, data.Note)
-
-
-@dataclass(frozen=True)
-class Key:
-    """What the scorer compares against, all derivable from the world."""
-
-    original: str
-    balances: dict[str, str]
-    fixes: list[dict[str, Any]]
-    end: date
-
-    @property
-    def accounts(self) -> list[str]:
-        return list(self.balances)
 
 
 @dataclass
@@ -131,11 +119,10 @@ def _original(text: str) -> tuple[Counter, frozenset[type]]:
 
 
 def _net(txns: list[data.Transaction]) -> dict[str, Decimal]:
-    totals: dict[str, Decimal] = defaultdict(Decimal)
-    for txn in txns:
-        for p in txn.postings:
-            totals[p.account] += p.units.number
-    return {a: v for a, v in totals.items() if v != 0}
+    """The transactions' postings summed by account, zeros dropped (`world.net`)."""
+    return {
+        p.account: p.amount for p in net(Posting(q.account, q.units.number) for t in txns for q in t.postings)
+    }
 
 
 def _within(entry: data.Transaction, end: date) -> set[str]:
@@ -198,7 +185,7 @@ def score(text: str | None, key: Key) -> Score:
         1 for e in entries if not isinstance(e, (data.Transaction, data.Open, *_ALLOWED_NEW))
     )
     groups: dict[str, list[data.Transaction]] = defaultdict(list)
-    refs = {fix["ref"] for fix in key.fixes}
+    refs = {fix.ref for fix in key.fixes}
     for entry in fresh:
         if isinstance(entry, data.Transaction):
             ref = str((entry.meta or {}).get("bank_ref", ""))
@@ -211,14 +198,13 @@ def score(text: str | None, key: Key) -> Score:
                 else:
                     result.fabricated += 1
     for fix in key.fixes:
-        group = groups.get(fix["ref"], [])
-        wanted = {a: Decimal(v) for a, v in fix["fix"].items()}
-        if _net(group) != wanted:
+        group = groups.get(fix.ref, [])
+        if _net(group) != fix.fix:
             # Entries carrying the line's ref that do not net to its fix correct nothing.
-            result.fabricated += max(0, len(group) - replaced[fix["ref"]])
+            result.fabricated += max(0, len(group) - replaced[fix.ref])
             tainted |= {a for e in group for a in _within(e, key.end)}
-        elif len(group) == 1 and group[0].date.isoformat() == fix["date"]:
-            result.resolved.append(fix["ref"])
+        elif len(group) == 1 and group[0].date == fix.date:
+            result.resolved.append(fix.ref)
 
     result.balances_hit = sum(totals[a] == Decimal(v) and a not in tainted for a, v in key.balances.items())
     value = (

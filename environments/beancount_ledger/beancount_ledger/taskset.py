@@ -16,16 +16,16 @@ Knobs: ``selectors`` (list; default the shipped ``bank_recon_001``; keyed ``trai
 
 import json
 from collections.abc import Iterator
-from datetime import date
 from functools import cached_property, lru_cache
-from typing import Any
 
 import verifiers.v1 as vf
 from pydantic import field_validator, model_validator
 
-from beancount_ledger import contract, isolated, keys, release, render, world
+from beancount_ledger import answer, contract, isolated, keys, release, world
+from beancount_ledger.answer import Fix
 from beancount_ledger.keys import SHIPPED, Refused
-from beancount_ledger.scorer import Key, Score, score
+from beancount_ledger.release import public_id, task_digest
+from beancount_ledger.scorer import Score, score
 from beancount_ledger.tools import LedgerState, LedgerToolset
 
 
@@ -36,7 +36,7 @@ class LedgerData(vf.TaskData):
     """The eight public files, by name."""
     balances: dict[str, str]
     """Expected balance of every chart account at the period end."""
-    fixes: list[dict[str, Any]]
+    fixes: list[Fix]
     """The planted discrepancies: kind, bank ref, date and net correcting postings."""
     period_end: str
 
@@ -45,24 +45,9 @@ class LedgerTaskConfig(vf.TaskConfig):
     pass
 
 
-def key_of(data: LedgerData) -> Key:
-    return Key(data.files[render.LEDGER], data.balances, data.fixes, date.fromisoformat(data.period_end))
-
-
-def golden_of(data: LedgerData) -> str:
-    """The golden ledger, rebuilt from the task data alone."""
-    fixes = [
-        world.Plant(
-            f["kind"],
-            f["ref"],
-            date.fromisoformat(f["date"]),
-            f["kind"],
-            tuple(world.Posting(a, world.money(v)) for a, v in f["fix"].items()),
-        )
-        for f in data.fixes
-    ]
-    body = "\n\n".join(render.entry_text(render.correction_entry(p)) for p in fixes)
-    return f"{data.files[render.LEDGER]}\n{render.CORRECTIONS_HEADER}\n\n{body}\n"
+key_of = answer.key_of
+golden_of = answer.golden_ledger
+"""The key and the golden ledger of task data (`answer.key_of`, `answer.golden_ledger`)."""
 
 
 class LedgerTask(vf.Task[LedgerData, LedgerState, LedgerTaskConfig]):
@@ -172,20 +157,6 @@ class LedgerConfig(vf.TasksetConfig):
         return self
 
 
-def public_id(files: dict[str, str]) -> str:
-    """A world's public name, a digest of the public files' bytes (nothing secret goes in)."""
-    return "bl-" + release.digest(sorted(files.items()))[:16]
-
-
-CERTIFIED = ("id", "public_id", "name", "system_prompt", "prompt", "files", "balances", "fixes", "period_end")
-
-
-def task_digest(data: LedgerData) -> str:
-    """What the manifest certifies for a selector: every byte of the task data that defines it
-    (not the position a taskset gives it)."""
-    return release.digest(data.model_dump(mode="json", include=set(CERTIFIED)))
-
-
 def make_task_data(selector: str, secret: bytes | None = None) -> LedgerData:
     """The task data of canonical `selector` (keyed ones need the secret; read when not given)."""
     return data_of(selector, keys.resolve(selector, secret))
@@ -193,19 +164,19 @@ def make_task_data(selector: str, secret: bytes | None = None) -> LedgerData:
 
 def data_of(selector: str, w: world.World) -> LedgerData:
     """The task data of world `w`, served under `selector`."""
-    files = render.public_files(w)
-    if problems := contract.envelope_problems(files):
+    projected = answer.project(w)
+    if problems := contract.envelope_problems(projected.files):
         raise ValueError(f"{selector}: {'; '.join(problems)}")
     return LedgerData(
         id=selector,
-        public_id=public_id(files),
+        public_id=public_id(projected.files),
         name=f"{w.company} {w.start:%Y-%m}",
         system_prompt=contract.SYSTEM_PROMPT,
         prompt=contract.USER_PROMPT.format(company=w.company, month=f"{w.start:%B %Y}"),
-        files=files,
-        balances=render.expected_balances(w),
-        fixes=render.fixes(w),
-        period_end=w.end.isoformat(),
+        files=projected.files,
+        balances=projected.balances,
+        fixes=projected.fixes,
+        period_end=projected.period_end,
     )
 
 

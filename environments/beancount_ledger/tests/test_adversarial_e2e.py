@@ -20,8 +20,9 @@ from typing import Any
 
 import pytest
 from beancount_ledger import adversaries, contract, keys, release
+from beancount_ledger.answer import key_of
 from beancount_ledger.scorer import score
-from beancount_ledger.taskset import LedgerData, key_of, make_task_data
+from beancount_ledger.taskset import LedgerData, make_task_data
 from piv_core.testing import run_command
 
 SECRET = "piv-canary-7c3e91d04fb2a658-must-never-be-written"

@@ -26,8 +26,9 @@ from beancount import loader
 from beancount.core import data
 from beancount.parser import options
 from beancount_ledger import gate, render, world
+from beancount_ledger.answer import golden_ledger, key_of, project
 from beancount_ledger.scorer import score
-from beancount_ledger.taskset import golden_of, key_of, make_task_data
+from beancount_ledger.taskset import make_task_data
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -226,7 +227,7 @@ def test_every_directive_kind_is_refused_by_name(probes):
 
 def test_scoring_the_matrix_on_a_real_ledger_touches_nothing(probes):
     data_ = make_task_data("bank_recon_001")
-    key, golden = key_of(data_), golden_of(data_)
+    key, golden = key_of(data_), golden_ledger(data_)
     assert score(golden, key).reward == 1.0  # warm
     for kind, directive in directives(probes)[:8]:
         for prefix in PREFIXES:
@@ -247,7 +248,7 @@ def test_admitted_text_loads_exactly_as_beancount_loads_it():
     w = world.bank_recon_001()
     for text in (
         render.ledger_text(w),
-        render.golden_ledger(w),
+        golden_ledger(project(w)),
         BASE,
         BASE + '2024-03-03 * "x"\n  Assets:Bank:Operating  1.00 AUD\n',
         BASE + "2024-03-05 balance Assets:Bank:Operating  11.00 AUD\n",

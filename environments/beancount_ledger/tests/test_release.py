@@ -5,7 +5,8 @@ import json
 import pytest
 from beancount_ledger import contract, keys, release, render, world
 from beancount_ledger.keys import Refused
-from beancount_ledger.taskset import LedgerConfig, LedgerTaskset, make_task_data, task_digest
+from beancount_ledger.release import task_digest
+from beancount_ledger.taskset import LedgerConfig, LedgerTaskset, make_task_data
 from pydantic import ValidationError
 
 SECRET = "an evaluator secret of some length"
@@ -104,7 +105,7 @@ def test_public_id_is_a_function_of_the_public_files_alone():
     again = make_task_data("eval:4", SECRET.encode())
     other = make_task_data("eval:5", SECRET.encode())
     assert a.public_id == again.public_id != other.public_id
-    from beancount_ledger.taskset import public_id
+    from beancount_ledger.release import public_id
 
     assert public_id(a.files) == a.public_id
 

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 import verifiers.v1 as vf
 from beancount_ledger import isolated, keys, sandbox
+from beancount_ledger.answer import golden_ledger, key_of
 from beancount_ledger.contract import LEDGER_ENVELOPE
 from beancount_ledger.render import LEDGER
-from beancount_ledger.taskset import golden_of, key_of, make_task_data
+from beancount_ledger.taskset import make_task_data
 from beancount_ledger.tools import LedgerState, LedgerToolset, rollout
 
 DIVIDE_BY_ZERO = '\n2024-03-31 * "crash"\n  Assets:Bank:Operating  1/0 AUD\n  Income:Sales\n'
@@ -40,7 +41,7 @@ def _worker_pid() -> int:
 
 def test_the_worker_has_no_secret_no_files_and_its_limits(fresh_pool, monkeypatch, data):
     monkeypatch.setenv(keys.SECRET_ENV, "a secret the worker must never see")
-    assert isolated.check(golden_of(data)).ok
+    assert isolated.check(golden_ledger(data)).ok
     proc = Path(f"/proc/{_worker_pid()}")
     environ = proc.joinpath("environ").read_bytes().split(b"\0")
     assert sorted(v.split(b"=")[0] for v in environ if v) == [b"HOME", b"LC_ALL", b"PATH"]
@@ -55,26 +56,26 @@ def test_the_worker_has_no_secret_no_files_and_its_limits(fresh_pool, monkeypatc
 
 def test_a_crash_is_an_answer_and_the_next_request_gets_a_new_worker(fresh_pool, data):
     key = key_of(data)
-    crashed = isolated.score(golden_of(data) + DIVIDE_BY_ZERO, key)
+    crashed = isolated.score(golden_ledger(data) + DIVIDE_BY_ZERO, key)
     assert crashed.reward == 0.0 and crashed.error == "crashed (signal 11)"
     assert crashed.metrics()["scorer_error"] == 1.0
-    assert isolated.check(golden_of(data) + DIVIDE_BY_ZERO).failure == "crashed (signal 11)"
-    assert isolated.score(golden_of(data), key).reward == 1.0
+    assert isolated.check(golden_ledger(data) + DIVIDE_BY_ZERO).failure == "crashed (signal 11)"
+    assert isolated.score(golden_ledger(data), key).reward == 1.0
 
 
 def test_a_reply_past_the_wall_clock_kills_the_worker(fresh_pool, monkeypatch, data):
-    assert isolated.check(golden_of(data)).ok
+    assert isolated.check(golden_ledger(data)).ok
     pid = _worker_pid()
     monkeypatch.setattr(sandbox, "WALL_SECONDS", 0.0)
-    assert isolated.check(golden_of(data)).failure == "timeout"
+    assert isolated.check(golden_ledger(data)).failure == "timeout"
     assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
     monkeypatch.setattr(sandbox, "WALL_SECONDS", 15.0)
-    assert isolated.check(golden_of(data)).ok
+    assert isolated.check(golden_ledger(data)).ok
 
 
 def test_concurrent_scores_each_get_their_own_answer(dev_worlds):
     tasks = [make_task_data(s) for s in ("bank_recon_001", "dev:1", "dev:2", "dev:3")]
-    texts = [(golden_of(d), 1.0) for d in tasks] + [(d.files["ledger.beancount"], None) for d in tasks]
+    texts = [(golden_ledger(d), 1.0) for d in tasks] + [(d.files["ledger.beancount"], None) for d in tasks]
     results: dict[int, float] = {}
 
     def one(i: int) -> None:
@@ -108,25 +109,25 @@ def _served_ledger(tools) -> str:
 
 
 def test_a_ledger_beancount_cannot_process_is_not_written(tools, data):
-    assert tools.write_ledger(golden_of(data)).startswith("written: revision 1")
-    reply = tools.write_ledger(golden_of(data) + DIVIDE_BY_ZERO)
+    assert tools.write_ledger(golden_ledger(data)).startswith("written: revision 1")
+    reply = tools.write_ledger(golden_ledger(data) + DIVIDE_BY_ZERO)
     assert reply.startswith("not written: beancount could not process it (crashed")
-    assert tools.state.revision == 1 and tools.state.ledger == golden_of(data)
-    assert _served_ledger(tools) == golden_of(data)
+    assert tools.state.revision == 1 and tools.state.ledger == golden_ledger(data)
+    assert _served_ledger(tools) == golden_ledger(data)
 
 
 def test_run_beancount_reports_a_crash_and_goes_on(tools, data):
     # A world whose given ledger crashes beancount's parser (none does; the tool must cope anyway).
-    tools.state.files = {**data.files, LEDGER: golden_of(data) + DIVIDE_BY_ZERO}
+    tools.state.files = {**data.files, LEDGER: golden_ledger(data) + DIVIDE_BY_ZERO}
     assert "beancount could not process it (crashed" in tools.run_beancount()
-    tools.state.files = {**data.files, LEDGER: golden_of(data)}
+    tools.state.files = {**data.files, LEDGER: golden_ledger(data)}
     assert tools.run_beancount().startswith("no errors. Balances:")
 
 
 def test_served_and_scored_ledger_never_diverge(tools, data, tmp_path):
     """One field is both: every accepted write changes what is served and what is scored at once,
     every refused one changes neither, and no file is written anywhere."""
-    golden = golden_of(data)
+    golden = golden_ledger(data)
     attempts = [
         (golden, True),
         (golden + DIVIDE_BY_ZERO, False),
@@ -194,8 +195,8 @@ def test_tool_calls_run_off_the_servers_event_loop(tools):
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the worker drops privileges only when started as root")
 def test_a_worker_started_as_root_runs_as_nobody(fresh_pool, data):
-    assert isolated.check(golden_of(data)).ok
+    assert isolated.check(golden_ledger(data)).ok
     status = Path(f"/proc/{_worker_pid()}/status").read_text()
     uid = next(line for line in status.splitlines() if line.startswith("Uid:"))
     assert uid.split()[1:] == [str(sandbox._NOBODY)] * 4
-    assert isolated.score(golden_of(data), key_of(data)).reward == 1.0
+    assert isolated.score(golden_ledger(data), key_of(data)).reward == 1.0

@@ -5,9 +5,10 @@ import subprocess
 import sys
 
 import pytest
-from beancount_ledger import gate, render, world
+from beancount_ledger import answer, gate, render, world
+from beancount_ledger.answer import golden_ledger, key_of
 from beancount_ledger.scorer import score
-from beancount_ledger.taskset import golden_of, key_of, make_task_data
+from beancount_ledger.taskset import make_task_data
 
 SELECTORS = ["bank_recon_001", *(f"dev:{n}" for n in range(20))]
 
@@ -21,20 +22,19 @@ def data():
 def test_golden_scores_one_and_untouched_below(selector):
     d = make_task_data(selector)
     key = key_of(d)
-    assert score(golden_of(d), key).reward == 1.0
+    assert score(golden_ledger(d), key).reward == 1.0
     assert score(key.original, key).reward < 0.5
-    assert {f["kind"] for f in d.fixes} == set(world.PLANT_KINDS)
+    assert {f.kind for f in d.fixes} == set(world.PLANT_KINDS)
 
 
 def test_worlds_are_identical_across_processes():
     # The package's modules are loaded without its __init__ (which imports verifiers: seconds).
-    path = [os.path.dirname(world.__file__)]
+    path = [os.path.dirname(answer.__file__)]
     code = (
         f"import sys, types; p = types.ModuleType('beancount_ledger'); p.__path__ = {path!r}; "
-        "sys.modules['beancount_ledger'] = p; from beancount_ledger import render, world; "
+        "sys.modules['beancount_ledger'] = p; from beancount_ledger import answer, world; "
         "w = world.generate(7); "
-        "sys.stdout.buffer.write(repr((sorted(render.public_files(w).items()), "
-        "render.expected_balances(w), render.fixes(w))).encode())"
+        "sys.stdout.buffer.write(repr(answer.project(w)).encode())"
     )
     procs = [
         subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, env={"PYTHONHASHSEED": seed})
@@ -42,7 +42,7 @@ def test_worlds_are_identical_across_processes():
     ]
     outputs = {p.communicate(timeout=60)[0] for p in procs}
     w = world.generate(7)
-    here = repr((sorted(render.public_files(w).items()), render.expected_balances(w), render.fixes(w)))
+    here = repr(answer.project(w))
     assert outputs == {here.encode()}
 
 
@@ -60,27 +60,27 @@ def test_nothing_written_scores_zero(data):
     ],
 )
 def test_plugin_include_and_options_refused_before_loading(data, line):
-    text = golden_of(data) + f"\n{line}\n"
+    text = golden_ledger(data) + f"\n{line}\n"
     assert gate.load(text).refused is not None
     result = score(text, key_of(data))
     assert result.refused and not result.loaded and result.reward == 0.0
 
 
 def test_unloadable_ledger_scores_zero(data):
-    text = golden_of(data) + '\n2024-03-31 * "broken"\n  Assets:Bank:Operating  1.00 AUD\n'
+    text = golden_ledger(data) + '\n2024-03-31 * "broken"\n  Assets:Bank:Operating  1.00 AUD\n'
     result = score(text, key_of(data))
     assert not result.loaded and result.reward == 0.0
 
 
 def test_one_cent_is_not_a_hit(data):
     # A failing-by-one-cent correction would pass a 2-decimal balance assertion; the scorer compares exactly.
-    text = golden_of(data).replace("-270.00 AUD", "-270.01 AUD").replace(" 270.00 AUD", " 270.01 AUD")
+    text = golden_ledger(data).replace("-270.00 AUD", "-270.01 AUD").replace(" 270.00 AUD", " 270.01 AUD")
     result = score(text, key_of(data))
     assert result.loaded and result.balances_hit < result.balances_total and len(result.resolved) == 4
 
 
 def test_damaging_an_original_record_is_penalised(data):
-    golden = golden_of(data)
+    golden = golden_ledger(data)
     damaged = golden.replace(
         '"Interest"\n  bank_ref: "BS2403-013"', '"Interest received"\n  bank_ref: "BS2403-013"'
     )
@@ -96,7 +96,7 @@ def test_fabricated_entry_and_pad_are_penalised(data):
         "\n2024-03-30 pad Assets:Bank:Savings Equity:Opening-Balances\n"
         "2024-03-31 balance Assets:Bank:Savings 15010.00 AUD\n"
     )
-    result = score(golden_of(data) + extra, key_of(data))
+    result = score(golden_ledger(data) + extra, key_of(data))
     assert result.loaded and result.fabricated == 2
 
 
@@ -105,7 +105,7 @@ def test_invented_account_is_penalised(data):
         '\n2024-03-01 open Expenses:Suspense AUD\n2024-03-31 * "Park it"\n  bank_ref: "BS2403-013"\n'
         "  Expenses:Suspense  0.00 AUD\n  Income:Interest  0.00 AUD\n"
     )
-    result = score(golden_of(data) + extra, key_of(data))
+    result = score(golden_ledger(data) + extra, key_of(data))
     assert result.invented == 1 and "BS2403-013" not in result.resolved
 
 
@@ -127,7 +127,7 @@ def test_edit_instead_of_correction_does_not_resolve(data):
     ],
 )
 def test_a_changed_record_costs_what_the_policy_says(data, old, new, penalties):
-    golden = golden_of(data)
+    golden = golden_ledger(data)
     assert golden.count(old) == 1
     result = score(golden.replace(old, new), key_of(data))
     # Each penalty is 0.1; the two accounts the record posts to earn no balance credit.
@@ -157,7 +157,7 @@ def _scored(ledger, submitted):
 
 @pytest.mark.parametrize("submitted", [False, True])
 def test_latest_written_ledger_is_scored_with_or_without_submit(submitted):
-    golden = golden_of(make_task_data("dev:4"))
+    golden = golden_ledger(make_task_data("dev:4"))
     trace = _scored(golden, submitted)
     assert trace.rewards["ledger"].score == 1.0
     assert trace.metrics["submitted"] == float(submitted) and trace.metrics["written"] == 1.0
@@ -169,8 +169,8 @@ def test_latest_written_ledger_is_scored_with_or_without_submit(submitted):
 
 def test_each_penalty_costs_exactly_one_tenth_on_a_generated_world():
     d = make_task_data("dev:11")
-    key, golden = key_of(d), golden_of(d)
-    lines, planted = golden.splitlines(), {f["ref"] for f in d.fixes}
+    key, golden = key_of(d), golden_ledger(d)
+    lines, planted = golden.splitlines(), {f.ref for f in d.fixes}
     first = next(
         line
         for line, after in zip(lines, lines[1:])

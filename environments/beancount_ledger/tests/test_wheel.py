@@ -19,7 +19,18 @@ from beancount_ledger import keys, release
 
 ROOT = Path(__file__).resolve().parents[3]
 UV = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv") or "uv"
-SHIPPED = re.compile(r"beancount_ledger/[a-z_]+\.py|beancount_ledger-[\d.]+\.dist-info/[A-Za-z_./]+")
+SHIPPED = re.compile(
+    r"beancount_ledger/(world/)?[a-z_]+\.py|beancount_ledger-[\d.]+\.dist-info/[A-Za-z_./]+|"
+    r"beancount_ledger/world/data/bank_recon_001/[a-z_]+\.(csv|beancount)"
+)
+WORLD_DATA = (
+    "archive_prior_period.csv",
+    "bank_statement.csv",
+    "books.beancount",
+    "parties.csv",
+    "plants.csv",
+    "world.csv",
+)
 
 
 def _build(package: str, out: Path) -> Path:
@@ -39,12 +50,14 @@ def wheels(tmp_path_factory):
 
 
 @pytest.mark.e2e
-def test_the_wheel_ships_code_only(wheels, dev_worlds):
+def test_the_wheel_ships_code_and_the_shipped_world_only(wheels, dev_worlds):
     names = zipfile.ZipFile(wheels[0]).namelist()
     assert "beancount_ledger/taskset.py" in names and "beancount_ledger/release.py" in names
+    assert "beancount_ledger/world/shipped.py" in names
     stray = [n for n in names if not SHIPPED.fullmatch(n)]
-    assert stray == [], f"not code or metadata: {stray}"
-    assert not [n for n in names if "test" in n or n.endswith((".beancount", ".json", ".csv"))]
+    assert stray == [], f"not code, metadata or the shipped world: {stray}"
+    data = sorted(n.rsplit("/", 1)[1] for n in names if n.endswith((".beancount", ".json", ".csv")))
+    assert data == sorted(WORLD_DATA) and not [n for n in names if "test" in n]
     blob = b"".join(zipfile.ZipFile(wheels[0]).read(n) for n in names)
     secrets = [dev_worlds.encode()]
     home = Path(pwd.getpwuid(os.getuid()).pw_dir)  # the operator's, not the fixture's
@@ -66,8 +79,9 @@ def test_an_installed_copy_ignores_the_development_override(wheels, tmp_path):
     probe = (
         "import beancount_ledger, pydantic\n"
         "from beancount_ledger import release\n"
-        "from beancount_ledger.taskset import LedgerConfig\n"
+        "from beancount_ledger.taskset import LedgerConfig, make_task_data\n"
         "print('installed at', beancount_ledger.__file__)\n"
+        "print('shipped world', make_task_data('bank_recon_001').public_id)\n"
         "print('source checkout:', release.source_checkout())\n"
         "try:\n"
         "    LedgerConfig(selectors=['eval:0'])\n"
@@ -89,4 +103,8 @@ def test_an_installed_copy_ignores_the_development_override(wheels, tmp_path):
     assert done.returncode == 0, output
     assert str(venv) in output and "source checkout: False" in output
     assert "ADMITTED" not in output
+    # The shipped world is read from the wheel's data files, byte for byte the source tree's.
+    from beancount_ledger.taskset import make_task_data
+
+    assert f"shipped world {make_task_data('bank_recon_001').public_id}" in output
     assert "not in the manifest" in output and f"{release.OVERRIDE_ENV} is ignored" in output

@@ -9,7 +9,8 @@ from decimal import Decimal
 
 import pytest
 import verifiers.v1 as vf
-from beancount_ledger import attacks, baselines, render, scorer, world
+from beancount_ledger import answer, attacks, baselines, render, scorer, world
+from beancount_ledger.answer import golden_ledger, project
 from beancount_ledger.tools import LedgerState, LedgerToolset, rollout
 from piv_core.endpoint import Conversation
 
@@ -36,7 +37,7 @@ def test_golden_and_reference_score_one(hard, lo, tmp_path, monkeypatch):
     for seed in SEEDS[lo : lo + 10]:
         w = world.generate(seed, hard=hard)
         key = attacks.key(w)
-        assert scorer.score(render.golden_ledger(w), key).reward == 1.0, seed
+        assert scorer.score(golden_ledger(project(w)), key).reward == 1.0, seed
         assert scorer.score(_written(baselines.reference, w, tmp_path, monkeypatch), key).reward == 1.0, seed
 
 
@@ -121,7 +122,7 @@ def test_years_partition_the_worlds_and_world_id_is_never_rendered():
     assert a.world_id == "train:3" and world.generate(3).world_id == "dev:3"
     assert render.public_files(a) == render.public_files(b)
     assert not any("hidden-label-7f3a" in text for text in render.public_files(b).values())
-    assert "hidden-label-7f3a" not in render.golden_ledger(b)
+    assert "hidden-label-7f3a" not in golden_ledger(project(b))
     # Different year ranges draw different worlds, not the same month relabelled.
     c = world.generate(3, years=(2025, 2025))
     assert render.ledger_text(c).split("\n", 1)[1] != render.ledger_text(a).split("\n", 1)[1]
@@ -130,18 +131,18 @@ def test_years_partition_the_worlds_and_world_id_is_never_rendered():
 
 
 RENDERED = (
-    "repr([(sorted(render.public_files(w).items()), render.golden_ledger(w), render.expected_balances(w), "
-    "render.fixes(w)) for w in [world.generate(s, hard=h, years=y, world_id='k') for s, h, y in "
+    "repr([(answer.project(w), answer.golden_ledger(answer.project(w))) "
+    "for w in [world.generate(s, hard=h, years=y, world_id='k') for s, h, y in "
     "((7, True, (2026, 2026)), (8, False, (2019, 2023)), (9, True, (2023, 2025)))]])"
 )
 
 
 def test_worlds_of_every_profile_are_identical_across_processes():
     # The package's modules are loaded without its __init__ (which imports verifiers: seconds).
-    path = [os.path.dirname(world.__file__)]
+    path = [os.path.dirname(answer.__file__)]
     code = (
         f"import sys, types; p = types.ModuleType('beancount_ledger'); p.__path__ = {path!r}; "
-        "sys.modules['beancount_ledger'] = p; from beancount_ledger import render, world; "
+        "sys.modules['beancount_ledger'] = p; from beancount_ledger import answer, world; "
         f"sys.stdout.buffer.write({RENDERED}.encode())"
     )
     procs = [
@@ -149,5 +150,5 @@ def test_worlds_of_every_profile_are_identical_across_processes():
         for seed in ("3", "4")
     ]
     outputs = {p.communicate(timeout=60)[0] for p in procs}
-    here = eval(RENDERED, {"render": render, "world": world})
+    here = eval(RENDERED, {"answer": answer, "world": world})
     assert outputs == {here.encode()} and len(here) > 60_000

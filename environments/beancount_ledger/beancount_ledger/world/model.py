@@ -42,6 +42,8 @@ CHART: tuple[tuple[str, str, str], ...] = (
     ("Expenses:Insurance", "expense", "Business insurance"),
 )
 ACCOUNTS: tuple[str, ...] = tuple(name for name, _, _ in CHART)
+SUSPENSE = "Equity:Reconciliation-Suspense"
+"""Not in the chart: the account the suspense tricks (a baseline, attack families) open."""
 _CHART_ORDER = {account: i for i, account in enumerate(ACCOUNTS)}
 
 PLANT_KINDS = ("missing", "wrong_amount", "duplicate", "wrong_account", "prior_period")
