@@ -66,9 +66,9 @@ def _second_point(rng: random.Random, grid: str, lon: float, lat: float) -> tupl
     return b
 
 
-def generate(rng: random.Random, families: tuple[str, ...]) -> Problem:
-    """One problem: a family from `families`, a grid, and inputs as the prompt will print them."""
-    family, grid = _pick(rng, families), _pick(rng, GRID_NAMES)
+def generate(rng: random.Random, families: tuple[str, ...], grids: tuple[str, ...] = GRID_NAMES) -> Problem:
+    """One problem: a family from `families`, a grid from `grids`, inputs as the prompt prints them."""
+    family, grid = _pick(rng, families), _pick(rng, grids)
     lon, lat = point(rng, grid)
     if family == REPROJECT:
         return Problem(family, grid, (lon, lat))

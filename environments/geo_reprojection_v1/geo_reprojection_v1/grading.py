@@ -102,14 +102,35 @@ def grade(
     answer = parse_numbers(reply, ARITY[family])
     if answer is None:
         return UNANSWERED
+    return grade_answer(answer, family, key, tolerance, graded, halflife)
+
+
+def grade_answer(
+    answer: tuple[float, ...],
+    family: str,
+    key: tuple[float, ...] | list[float],
+    tolerance: float,
+    graded: bool = False,
+    halflife: float = 1.0,
+) -> Grade:
+    """Score the parsed numbers of one answer (see `grade`)."""
     err = error(family, answer, tuple(key))
     ratio = err / tolerance
     if not math.isfinite(ratio):
         ratio = sys.float_info.max
-    evaluable = err < sentinel(family)
     if graded:
         scaled = ratio / halflife
-        reward = 1.0 / (1.0 + scaled * scaled) if evaluable else 0.0
+        reward = 1.0 / (1.0 + scaled * scaled) if passable(family, err) else 0.0
     else:
-        reward = float(evaluable and err <= tolerance)
+        reward = float(passes(family, err, tolerance))
     return Grade(reward, err, ratio, 1.0)
+
+
+def passable(family: str, err: float) -> bool:
+    """Whether an error is a measured one rather than the sentinel of an unevaluable answer."""
+    return err < sentinel(family)
+
+
+def passes(family: str, err: float, tolerance: float) -> bool:
+    """Whether an error is within `tolerance` (the sentinel never is)."""
+    return passable(family, err) and err <= tolerance

@@ -5,7 +5,9 @@ family, the source and target reference systems by EPSG code, the datum operatio
 uses, the axis order and units of the answer, the tolerance, and the inputs as exact
 decimals. `read_problem` is the inverse of `user_prompt`: it recovers the problem and the
 tolerance from the text the model sees, which is what the oracle policy and `validate()`
-work from.
+work from. A task of several parts (`task_prompt`) prefixes a header with the count of parts
+and numbers and the scoring statement, then each part's `user_prompt` under ``Part <n>``;
+`read_problems` reads them back part by part.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import re
 
 from geo_reprojection_v1.grids import BY_EPSG, GRIDS, Grid
 from geo_reprojection_v1.problem import (
+    ARITY,
     BEARING,
     DISTANCE,
     INVERSE,
@@ -22,6 +25,7 @@ from geo_reprojection_v1.problem import (
     degrees,
     metres,
 )
+from geo_reprojection_v1.scoring import Scoring
 
 SYSTEM_PROMPT = """You answer coordinate conversion and geodesy questions. Each question states its \
 inputs, the reference system of every coordinate (by EPSG code), the datum transformation to use where \
@@ -166,3 +170,69 @@ def read_problem(text: str) -> tuple[Problem, float]:
     if found is None:
         raise ValueError(f"prompt states no input point for a {family} task")
     return Problem(family, grid, tuple(float(value) for value in found.groups())), float(tolerance.group(1))
+
+
+_PART = re.compile(r"^Part (\d+)$", re.MULTILINE)
+_SCORING = re.compile(r"^Scoring: .*$", re.MULTILINE)
+
+
+def scoring_line(count: int, scoring: Scoring, graded: bool = False, halflife: float = 1.0) -> str:
+    """How a task of `count` parts is rewarded, as its prompt states it."""
+    if graded:
+        each = (
+            f"each part scores 1 / (1 + (e / ({_tolerance(halflife)} * t))^2), where e is the part's error "
+            "and t its tolerance"
+        )
+    else:
+        each = "each part scores 1 when its answer is within that part's tolerance and 0 otherwise"
+    whole = (
+        f"your reward is the lowest of the {count} part scores"
+        if scoring == "all"
+        else f"your reward is the mean of the {count} part scores"
+    )
+    return (
+        f"Scoring: {each}; {whole}. An answer block with the wrong count of numbers scores 0 on every part."
+    )
+
+
+def task_prompt(
+    parts: list[tuple[Problem, float]], scoring: Scoring, graded: bool = False, halflife: float = 1.0
+) -> str:
+    """The user prompt of a task: `user_prompt` for one part; for several, a header and each part."""
+    if len(parts) == 1:
+        return user_prompt(*parts[0])
+    numbers = sum(ARITY[problem.family] for problem, _ in parts)
+    blocks = [
+        f"This question has {len(parts)} parts. Answer all of them in one <answer> block: the numbers of "
+        f"part 1, then those of part 2, and so on, {numbers} numbers in all.\n"
+        + scoring_line(len(parts), scoring, graded, halflife)
+    ]
+    blocks += [
+        f"Part {i}\n{user_prompt(problem, tolerance)}" for i, (problem, tolerance) in enumerate(parts, 1)
+    ]
+    return "\n\n".join(blocks)
+
+
+def part_texts(text: str) -> list[str]:
+    """The text of each part of a prompt (the whole prompt when it has one part).
+
+    Raises ValueError when the parts are not numbered 1, 2, ... in order.
+    """
+    pieces = _PART.split(text)
+    if len(pieces) == 1:
+        return [text]
+    numbers, bodies = pieces[1::2], pieces[2::2]
+    if numbers != [str(i) for i in range(1, len(numbers) + 1)]:
+        raise ValueError("prompt parts are not numbered 1, 2, ... in order")
+    return [body.strip("\n") for body in bodies]
+
+
+def stated_scoring(text: str) -> str | None:
+    """The prompt's scoring statement, or None when it has none (a one-part prompt)."""
+    found = _SCORING.search(text)
+    return found.group(0) if found else None
+
+
+def read_problems(text: str) -> list[tuple[Problem, float]]:
+    """Each part's problem and tolerance (`read_problem` per part); raises ValueError like it."""
+    return [read_problem(part) for part in part_texts(text)]

@@ -4,10 +4,13 @@ Task: one of four families on nine projected grids. ``reproject`` WGS 84 lon/lat
 grid's easting/northing, ``inverse`` the reverse, ``distance`` and ``bearing`` of the
 geodesic between two WGS 84 points. The prompt names the EPSG codes and the datum operation
 the key uses; the key is PROJ's answer for the printed inputs (`reference.solve`).
+A task holds one part by default, or ``parts_per_task`` parts answered in one block.
 Reward: ``within_tolerance`` (1.0): 1 when the physical error is within the family's
 tolerance (1 m, 1 m, 10 m, 0.05 degrees by default), else 0; with ``task.graded`` the
-smooth decay 1 / (1 + (error / (tolerance * halflife))^2). Metrics: ``error``,
-``error_ratio`` (error / tolerance) and ``answered`` (the reply parsed).
+smooth decay 1 / (1 + (error / (tolerance * halflife))^2); over several parts the mean
+(``scoring = "fraction"``) or the lowest (``"all"``) part score. Metrics: ``error``,
+``error_ratio`` (error / tolerance) and ``answered`` (the reply parsed), and per family
+``has_``, ``pass_`` and ``error_`` (`scoring`). ``level`` picks a rung of `levels.RUNGS`.
 """
 
 from __future__ import annotations
@@ -18,12 +21,15 @@ from collections.abc import Iterator
 
 import verifiers.v1 as vf
 from piv_core.compat import TaskData
+from piv_core.ladder import apply_level
 from piv_core.rng import Split, split_rng, task_id
-from pydantic import ValidationInfo, field_validator
+from pydantic import BaseModel, ValidationInfo, field_validator, model_serializer, model_validator
 
-from geo_reprojection_v1 import generator, grading, prompt, reference
+from geo_reprojection_v1 import generator, grading, prompt, reference, scoring
 from geo_reprojection_v1.grids import GRIDS, in_box, in_boxes
+from geo_reprojection_v1.levels import RUNGS
 from geo_reprojection_v1.problem import BEARING, DISTANCE, FAMILIES, INVERSE, REPROJECT, Problem
+from geo_reprojection_v1.scoring import SCORINGS, Part, Scoring
 
 DEFAULT_SEED = 20260826
 ROUND_TRIP_M = 0.01
@@ -32,11 +38,29 @@ KEY_AGREEMENT = {REPROJECT: 1e-6, INVERSE: 1e-6, DISTANCE: 1e-6, BEARING: 1e-9}
 """validate(): the stored key must match the re-derived one this closely (metres; degrees for bearings)."""
 AREA_SLACK_DEG = 1e-7
 """validate(): how far (about a centimetre) a derived point may sit outside an area because of rounding."""
+MAX_PARTS = 12
+"""The most parts one task may ask."""
+
+
+class GeoPart(BaseModel):
+    """One part of a task after the first: the same fields as the first part's in `GeoData`."""
+
+    model_config = {"frozen": True}
+
+    family: str
+    grid: str
+    inputs: list[float]
+    key: list[float]
+    tolerance: float
+
+    @property
+    def problem(self) -> Problem:
+        return Problem(self.family, self.grid, tuple(self.inputs))
 
 
 class GeoData(TaskData):
     family: str
-    """reproject, inverse, distance or bearing."""
+    """reproject, inverse, distance or bearing (of the first, or only, part)."""
     grid: str
     """The grid converted to or from, or the grid whose area both geodesic points were drawn in."""
     inputs: list[float]
@@ -45,10 +69,32 @@ class GeoData(TaskData):
     """PROJ's answer: (easting, northing), (lon, lat), (distance,) or (azimuth,)."""
     tolerance: float
     """The pass threshold quoted in the prompt: metres, or degrees for bearings."""
+    more_parts: list[GeoPart] = []
+    """The parts after the first, in prompt order; empty for a one-part task."""
+    scoring: Scoring = "fraction"
+    """How the part scores make the reward: their mean (``fraction``) or their lowest (``all``)."""
+
+    @model_serializer(mode="wrap")
+    def _compact(self, handler):
+        """Leave out the part fields at their defaults, so a one-part task serialises as it always has."""
+        out = handler(self)
+        if not self.more_parts:
+            out.pop("more_parts", None)
+        if self.scoring == "fraction":
+            out.pop("scoring", None)
+        return out
 
     @property
     def problem(self) -> Problem:
         return Problem(self.family, self.grid, tuple(self.inputs))
+
+    @property
+    def parts(self) -> list[GeoPart]:
+        """Every part, the first included, in prompt order."""
+        first = GeoPart(
+            family=self.family, grid=self.grid, inputs=self.inputs, key=self.key, tolerance=self.tolerance
+        )
+        return [first, *self.more_parts]
 
 
 class GeoTaskConfig(vf.TaskConfig):
@@ -66,15 +112,16 @@ class GeoTaskConfig(vf.TaskConfig):
 
 
 class GeoTask(vf.Task[GeoData, vf.State, GeoTaskConfig]):
-    def _grade(self, trace: vf.Trace) -> grading.Grade:
+    def _grade(self, trace: vf.Trace) -> scoring.TaskGrade:
         data, config = self.data, self.config
-        return grading.grade(
-            trace.last_reply, data.family, data.key, data.tolerance, config.graded, config.graded_halflife
+        parts = [Part(part.family, tuple(part.key), part.tolerance) for part in data.parts]
+        return scoring.grade_task(
+            trace.last_reply, parts, data.scoring, config.graded, config.graded_halflife
         )
 
     @vf.reward(weight=1.0)
     async def within_tolerance(self, trace: vf.Trace) -> float:
-        return self._grade(trace).within_tolerance
+        return self._grade(trace).reward
 
     @vf.metric
     async def accuracy(self, trace: vf.Trace) -> dict[str, float]:
@@ -85,30 +132,47 @@ class GeoTask(vf.Task[GeoData, vf.State, GeoTaskConfig]):
         trace.info["grid"] = self.data.grid
 
     async def validate(self, runtime: vf.Runtime) -> bool:
-        """Re-derive the key from the prompt's numbers, round-trip it and check every point's area."""
-        data = self.data
+        """Re-derive every part's key from the prompt's numbers, round-trip it and check every point's
+        area; the prompt must state the parts' count and how they are scored."""
+        data, config = self.data, self.config
         try:
-            stated, tolerance = prompt.read_problem(data.prompt_text)
+            stated = prompt.read_problems(data.prompt_text)
         except ValueError:
             return False
-        problem = data.problem
+        parts = data.parts
+        expected_scoring = (
+            prompt.scoring_line(len(parts), data.scoring, config.graded, config.graded_halflife)
+            if len(parts) > 1
+            else None
+        )
         if (
             data.system_prompt != prompt.SYSTEM_PROMPT
-            or tolerance != data.tolerance
-            or stated.family != problem.family
-            or stated.inputs != problem.inputs
-            or (stated.grid and stated.grid != problem.grid)
-            or problem.grid not in GRIDS
+            or len(stated) != len(parts)
+            or prompt.stated_scoring(data.prompt_text) != expected_scoring
         ):
             return False
-        key = reference.solve(problem)
-        return (
-            len(key) == len(data.key)
-            and all(math.isfinite(value) for value in key)
-            and grading.error(problem.family, tuple(data.key), key) <= KEY_AGREEMENT[problem.family]
-            and reference.round_trip_error(problem, key) <= ROUND_TRIP_M
-            and _inside(problem, key)
-        )
+        return all(_part_valid(part, *told) for part, told in zip(parts, stated, strict=True))
+
+
+def _part_valid(part: GeoPart, stated: Problem, tolerance: float) -> bool:
+    """One part agrees with its prompt text, and its key with PROJ."""
+    problem = part.problem
+    if (
+        tolerance != part.tolerance
+        or stated.family != problem.family
+        or stated.inputs != problem.inputs
+        or (stated.grid and stated.grid != problem.grid)
+        or problem.grid not in GRIDS
+    ):
+        return False
+    key = reference.solve(problem)
+    return (
+        len(key) == len(part.key)
+        and all(math.isfinite(value) for value in key)
+        and grading.error(problem.family, tuple(part.key), key) <= KEY_AGREEMENT[problem.family]
+        and reference.round_trip_error(problem, key) <= ROUND_TRIP_M
+        and _inside(problem, key)
+    )
 
 
 def _inside(problem: Problem, key: tuple[float, ...]) -> bool:
@@ -126,15 +190,26 @@ def _inside(problem: Problem, key: tuple[float, ...]) -> bool:
 
 class GeoConfig(vf.TasksetConfig):
     families: list[str] = list(FAMILIES)
-    """Families to draw from; each task picks one uniformly."""
+    """Families to draw from; each part picks one uniformly."""
+    grids: list[str] = list(GRIDS)
+    """Grids to draw from (for distance and bearing, the area of both points); each part picks one."""
     position_tolerance_m: float = 1.0
     """Pass threshold for reproject and inverse tasks, in metres."""
     distance_tolerance_m: float = 10.0
     """Pass threshold for distance tasks, in metres."""
     bearing_tolerance_deg: float = 0.05
     """Pass threshold for bearing tasks, in degrees."""
+    tolerance_scale: float = 1.0
+    """Every tolerance above is multiplied by this (the ladder's loosening or tightening)."""
+    parts_per_task: int = 1
+    """Problems per task, answered in one block; 1 (the default) is the one-problem task."""
+    scoring: Scoring = "fraction"
+    """With several parts: reward the mean part score (``fraction``) or the lowest (``all``)."""
+    level: int | None = None
+    """A rung of `levels.RUNGS` (1 easiest): sets families, grids, tolerance_scale,
+    parts_per_task and scoring. Unset: those knobs as given."""
     seed: int = DEFAULT_SEED
-    """Generator seed; task i depends only on (split, seed, i, families) and the tolerances."""
+    """Generator seed; task i depends only on (split, seed, i), the knobs above and the tolerances."""
     split: Split = "train"
     """``train`` (the default) or ``eval``: two disjoint task streams under every seed
     (`piv_core.rng`); evaluate on ``eval`` what was trained on ``train``."""
@@ -150,6 +225,16 @@ class GeoConfig(vf.TasksetConfig):
             )
         return value
 
+    @field_validator("grids")
+    @classmethod
+    def _known_grids(cls, value: list[str]) -> list[str]:
+        unknown = [grid for grid in value if grid not in GRIDS]
+        if unknown or not value or len(set(value)) != len(value):
+            raise ValueError(
+                f"grids must be a non-empty list of distinct names from {list(GRIDS)}, got {value}"
+            )
+        return value
+
     @field_validator("position_tolerance_m", "distance_tolerance_m", "bearing_tolerance_deg")
     @classmethod
     def _positive_tolerance(cls, value: float, info: ValidationInfo) -> float:
@@ -158,29 +243,63 @@ class GeoConfig(vf.TasksetConfig):
             raise ValueError(f"{info.field_name} must be positive and below {cap:g}, got {value}")
         return value
 
+    @field_validator("tolerance_scale")
+    @classmethod
+    def _positive_scale(cls, value: float) -> float:
+        if not (math.isfinite(value) and value > 0):
+            raise ValueError(f"tolerance_scale must be a positive number, got {value}")
+        return value
+
+    @field_validator("parts_per_task")
+    @classmethod
+    def _parts_in_range(cls, value: int) -> int:
+        if not 1 <= value <= MAX_PARTS:
+            raise ValueError(f"parts_per_task must be between 1 and {MAX_PARTS}, got {value}")
+        return value
+
+    @field_validator("scoring")
+    @classmethod
+    def _known_scoring(cls, value: str) -> str:
+        if value not in SCORINGS:
+            raise ValueError(f"scoring must be one of {list(SCORINGS)}, got {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _level(self) -> GeoConfig:
+        if self.level is not None:
+            fixed = [name for name in TOLERANCE_KNOBS if name in self.model_fields_set]
+            if fixed:
+                raise ValueError(
+                    f"level {self.level} fixes the tolerances through tolerance_scale, but {fixed[0]} "
+                    f"was given: leave {fixed[0]} unset, or leave level unset"
+                )
+        apply_level(self, RUNGS)
+        for family in FAMILIES:
+            cap = grading.sentinel(family)
+            if not self.tolerance(family) < cap:
+                raise ValueError(
+                    f"tolerance_scale {self.tolerance_scale:g} makes the {family} tolerance "
+                    f"{self.tolerance(family):g}, not below {cap:g}"
+                )
+        return self
+
     def tolerance(self, family: str) -> float:
+        """The family's pass threshold: its tolerance knob times `tolerance_scale`, to 12 digits."""
         if family == DISTANCE:
-            return self.distance_tolerance_m
-        if family == BEARING:
-            return self.bearing_tolerance_deg
-        return self.position_tolerance_m
+            base = self.distance_tolerance_m
+        elif family == BEARING:
+            base = self.bearing_tolerance_deg
+        else:
+            base = self.position_tolerance_m
+        return base if self.tolerance_scale == 1.0 else float(f"{base * self.tolerance_scale:.12g}")
 
 
-def task_data(
-    problem: Problem,
-    tolerance: float,
-    idx: int | None = None,
-    seed: int | None = None,
-    split: Split = "train",
-) -> GeoData:
-    """The task for `problem`: prompt, key (from `reference.solve`) and tolerance."""
+TOLERANCE_KNOBS = ("position_tolerance_m", "distance_tolerance_m", "bearing_tolerance_deg")
+
+
+def _part(problem: Problem, tolerance: float) -> GeoPart:
     key = reference.solve(problem)
-    return GeoData(
-        idx=idx,
-        id=task_id("geo", split, seed, idx) if idx is not None and seed is not None else None,
-        name=f"{problem.family} {problem.grid}",
-        system_prompt=prompt.SYSTEM_PROMPT,
-        prompt=prompt.user_prompt(problem, tolerance),
+    return GeoPart(
         family=problem.family,
         grid=problem.grid,
         inputs=list(problem.inputs),
@@ -189,10 +308,61 @@ def task_data(
     )
 
 
+def task_data(
+    problem: Problem | list[Problem],
+    tolerance: float | list[float],
+    idx: int | None = None,
+    seed: int | None = None,
+    split: Split = "train",
+    scoring: Scoring = "fraction",
+    task_config: GeoTaskConfig | None = None,
+    prefix: str = "geo",
+) -> GeoData:
+    """The task for `problem` (or for a list of problems, one part each): prompt, keys and tolerances.
+
+    `task_config` (graded or not) only enters the prompt of a task with several parts, whose
+    scoring statement names it; `prefix` begins the task id.
+    """
+    problems = problem if isinstance(problem, list) else [problem]
+    tolerances = tolerance if isinstance(tolerance, list) else [tolerance]
+    if not problems or len(tolerances) != len(problems):
+        raise ValueError(f"{len(problems)} problems need as many tolerances, got {len(tolerances)}")
+    config = task_config or GeoTaskConfig()
+    first, *more = [_part(p, t) for p, t in zip(problems, tolerances, strict=True)]
+    text = prompt.task_prompt(
+        list(zip(problems, tolerances, strict=True)), scoring, config.graded, config.graded_halflife
+    )
+    return GeoData(
+        idx=idx,
+        id=task_id(prefix, split, seed, idx) if idx is not None and seed is not None else None,
+        name=", ".join(f"{p.family} {p.grid}" for p in problems),
+        system_prompt=prompt.SYSTEM_PROMPT,
+        prompt=text,
+        family=first.family,
+        grid=first.grid,
+        inputs=first.inputs,
+        key=first.key,
+        tolerance=first.tolerance,
+        more_parts=more,
+        scoring=scoring if more else "fraction",
+    )
+
+
 def make_task_data(config: GeoConfig, idx: int) -> GeoData:
-    """Task `idx` of the stream `config` describes."""
-    problem = generator.generate(split_rng(config.split, config.seed, idx), tuple(config.families))
-    return task_data(problem, config.tolerance(problem.family), idx, config.seed, config.split)
+    """Task `idx` of the stream `config` describes (its parts drawn one after another)."""
+    rng = split_rng(config.split, config.seed, idx)
+    families, grids = tuple(config.families), tuple(config.grids)
+    problems = [generator.generate(rng, families, grids) for _ in range(config.parts_per_task)]
+    return task_data(
+        problems,
+        [config.tolerance(p.family) for p in problems],
+        idx,
+        config.seed,
+        config.split,
+        config.scoring,
+        config.task,
+        "geo" if config.level is None else f"geo-level{config.level}",
+    )
 
 
 class GeoTaskset(vf.Taskset[GeoTask, GeoConfig]):

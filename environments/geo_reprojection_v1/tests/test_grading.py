@@ -83,7 +83,13 @@ def test_latitude_off_the_ellipsoid_reads_as_the_sentinel(graded, tasks_of):
             reward, metrics = _scores(task, f"<answer>{lon!r}, {off}</answer>")
             assert reward == 0.0
             sentinel = grading.SENTINEL_M
-            assert metrics == {"error": sentinel, "error_ratio": sentinel, "answered": 1.0}
+            assert {name: metrics[name] for name in ("error", "error_ratio", "answered")} == {
+                "error": sentinel,
+                "error_ratio": sentinel,
+                "answered": 1.0,
+            }
+            assert metrics["has_inverse"] == 1.0 and metrics["pass_inverse"] == 0.0
+            assert metrics["error_inverse"] == sentinel / task.data.tolerance
 
 
 def test_overflowing_literal_is_answered_but_at_the_sentinel(family, tasks_of):
@@ -96,7 +102,13 @@ def test_overflowing_literal_is_answered_but_at_the_sentinel(family, tasks_of):
 def test_unparseable_reads_minus_one(family, tasks_of):
     task = tasks_of(family, count=1)[0]
     reward, metrics = _scores(task, "no answer here")
-    assert reward == 0.0 and metrics == {"error": -1.0, "error_ratio": -1.0, "answered": 0.0}
+    assert reward == 0.0
+    expected = {"error": -1.0, "error_ratio": -1.0, "answered": 0.0}
+    for other in FAMILIES:
+        present = other == family
+        expected |= {f"has_{other}": float(present), f"pass_{other}": 0.0}
+        expected[f"error_{other}"] = -1.0 if present else 0.0
+    assert metrics == expected
 
 
 def test_accepted_spellings(tasks_of):
