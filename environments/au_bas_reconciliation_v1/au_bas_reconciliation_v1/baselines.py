@@ -11,20 +11,14 @@
 
 from __future__ import annotations
 
-import json
 from decimal import Decimal
 
 from piv_core.endpoint import Conversation, Policy
-from piv_core.money import format_cents
+from piv_core.ledger_audit import answer_text
 
 from au_bas_reconciliation_v1.ledger import SALE, Row
 from au_bas_reconciliation_v1.prompt import read_ledger
 from au_bas_reconciliation_v1.rules import FAULT_CODES, correct_gst, reconcile
-
-
-def _reply(figures: dict[str, Decimal | int], faults: dict[str, list[str]]) -> str:
-    body = {label: format_cents(v) if isinstance(v, int) else str(v) for label, v in figures.items()}
-    return f"<answer>\n{json.dumps({**body, 'faults': faults})}\n</answer>"
 
 
 def _totals(rows: list[Row], gst_of) -> dict[str, Decimal]:
@@ -38,22 +32,22 @@ def _totals(rows: list[Row], gst_of) -> dict[str, Decimal]:
 
 def oracle(conversation: Conversation) -> str:
     key = reconcile(*read_ledger(conversation.user_text))
-    return "Reconciled.\n" + _reply(key.labels, {txn: list(codes) for txn, codes in key.faults.items()})
+    return "Reconciled.\n" + answer_text(key.figures, key.faults)
 
 
 def column_sums(conversation: Conversation) -> str:
     _, rows = read_ledger(conversation.user_text)
-    return _reply(_totals(rows, lambda r: r.gst), {})
+    return answer_text(_totals(rows, lambda r: r.gst), {})
 
 
 def silent(conversation: Conversation) -> str:
     _, rows = read_ledger(conversation.user_text)
-    return _reply(_totals(rows, correct_gst), {})
+    return answer_text(_totals(rows, correct_gst), {})
 
 
 def blanket(conversation: Conversation) -> str:
     _, rows = read_ledger(conversation.user_text)
-    return _reply(_totals(rows, lambda r: r.gst), {r.txn_id: list(FAULT_CODES) for r in rows})
+    return answer_text(_totals(rows, lambda r: r.gst), {r.txn_id: list(FAULT_CODES) for r in rows})
 
 
 def garbage(conversation: Conversation) -> str:

@@ -13,7 +13,14 @@ from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import NamedTuple
 
-from piv_core.duplicates import plant_duplicates
+from piv_core.ledger_audit_plan import (
+    InvoiceBook,
+    check_rows,
+    pick,
+    plan_faulty,
+    plant_duplicates,
+    widest_invoice,
+)
 
 from au_bas_reconciliation_v1.ledger import (
     CATEGORIES,
@@ -79,11 +86,8 @@ SUPPLIERS = (
 
 PRICE_CENTS = (500, 500_000)
 """Every price is drawn from [low, high) cents."""
-SALE_NUMBERS = (1000, 8000)
-"""The first sale invoice number is drawn from [low, low + span); each sale adds one."""
-PURCHASE_NUMBERS = (10_000, 80_000)
-"""Likewise for purchase orders, each adding 1 to `PURCHASE_STEP`."""
-PURCHASE_STEP = 40
+SALE_SHARE = 0.55
+"""The chance that a row is a sale."""
 
 _CENT = Decimal("0.01")
 _ELEVEN = Decimal(11)
@@ -99,12 +103,8 @@ class Ledger(NamedTuple):
     rows: list[Row]
 
 
-def _pick(rng: random.Random, options: tuple[str, ...]) -> str:
-    return options[int(rng.random() * len(options))]
-
-
 def _quarter(rng: random.Random) -> Quarter:
-    year, (month, day) = _pick(rng, YEARS), _pick(rng, QUARTER_STARTS)
+    year, (month, day) = pick(rng, YEARS), pick(rng, QUARTER_STARTS)
     return _quarter_of(year, month, day)
 
 
@@ -153,12 +153,12 @@ def _clean_row(rng: random.Random, first_day: int, span: int, invoice: str, kind
 def _inject(rng: random.Random, row: Row, code: str, quarter: Quarter) -> Row:
     """`row` changed so that `code`'s condition holds."""
     if code == GST_MISCALCULATED:
-        category = row.category if row.category in _TAXABLE else _pick(rng, TAXABLE)
+        category = row.category if row.category in _TAXABLE else pick(rng, TAXABLE)
         amount = row.amount if row.amount >= 5 else _amount(rng)
         wrong = (amount * _TENTH).quantize(_CENT, rounding=ROUND_HALF_UP)  # 10% of the inclusive price
         return row._replace(category=category, amount=amount, gst=wrong)
     if code == GST_ON_GST_FREE:
-        category = _pick(rng, GST_FREE + INPUT_TAXED)
+        category = pick(rng, GST_FREE + INPUT_TAXED)
         charged = (row.amount / _ELEVEN).quantize(_CENT, rounding=ROUND_HALF_UP)
         return row._replace(category=category, gst=charged)
     if code == OUTSIDE_PERIOD:
@@ -195,27 +195,18 @@ def generate(rng: random.Random, num_rows: int, fault_rate: float) -> Ledger:
     A rate of 0 plants nothing (invoice numbers are unique, so the ledger is clean); any
     positive rate plants at least one fault.
     """
-    if num_rows < MIN_ROWS:
-        raise ValueError(f"num_transactions must be >= {MIN_ROWS}, got {num_rows}")
+    check_rows(num_rows, MIN_ROWS, "num_transactions")
     quarter = _quarter(rng)
-    business = _pick(rng, BUSINESSES)
+    business = pick(rng, BUSINESSES)
     first_day = quarter.start.toordinal()
     span = quarter.end.toordinal() - first_day + 1
-    faulty = [rng.random() < fault_rate for _ in range(num_rows)]
-    if fault_rate > 0 and not any(faulty):
-        faulty[int(rng.random() * num_rows)] = True
-    sale_number = SALE_NUMBERS[0] + int(rng.random() * SALE_NUMBERS[1])
-    purchase_number = PURCHASE_NUMBERS[0] + int(rng.random() * PURCHASE_NUMBERS[1])
+    faulty = plan_faulty(rng, num_rows, fault_rate)
+    book = InvoiceBook(rng)
 
     rows: list[Row] = []
     duplicates: list[int] = []  # slots that will copy an earlier row
     for slot in range(num_rows):
-        if rng.random() < 0.55:
-            kind, sale_number = SALE, sale_number + 1
-            invoice = f"INV-{sale_number}"
-        else:
-            kind, purchase_number = PURCHASE, purchase_number + 1 + int(rng.random() * PURCHASE_STEP)
-            invoice = f"PO-{purchase_number}"
+        kind, invoice = book.next(rng, SALE_SHARE)
         row = _clean_row(rng, first_day, span, invoice, kind)
         if faulty[slot]:
             codes = _codes_for(rng, kind)
@@ -244,15 +235,13 @@ def widest_ledger(num_rows: int) -> Ledger:
     can hold (the last txn_id and invoice numbers, the longest names, the largest price, an
     ABN). Such a row need not be one the generator writes; it only has to be as wide.
     """
-    last_sale = sum(SALE_NUMBERS) + num_rows
-    last_purchase = sum(PURCHASE_NUMBERS) + PURCHASE_STEP * num_rows
     price = Decimal(PRICE_CENTS[1] - 1).scaleb(-2)  # GST, recorded or correct, is below the price
     row = Row(
         txn_id=f"T{num_rows:03d}",
         date=date(max(YEARS), 12, 31),  # every date is written YYYY-MM-DD
         kind=_widest((SALE, PURCHASE)),
         counterparty=_widest(CUSTOMERS + SUPPLIERS),
-        invoice=_widest((f"INV-{last_sale}", f"PO-{last_purchase}")),
+        invoice=widest_invoice(num_rows),
         category=_widest(CATEGORIES),
         amount=price,
         gst=price,

@@ -7,10 +7,11 @@ nothing about faults or the answer key.
 from __future__ import annotations
 
 from datetime import date
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import NamedTuple
 
-from piv_core.table import read_table
+from piv_core.ledger_audit_plan import PURCHASE, SALE
+from piv_core.table import Table, amount, choice, day, text
 
 TAXABLE = (
     "general_goods",
@@ -23,9 +24,6 @@ TAXABLE = (
 GST_FREE = ("basic_food", "medical", "education", "export")
 INPUT_TAXED = ("financial_supply", "residential_rent")
 CATEGORIES = TAXABLE + GST_FREE + INPUT_TAXED
-
-SALE, PURCHASE = "sale", "purchase"
-COLUMNS = ("txn_id", "date", "type", "counterparty", "invoice", "category", "amount", "gst", "abn")
 
 
 class Row(NamedTuple):
@@ -58,36 +56,22 @@ class Quarter(NamedTuple):
         )
 
 
-def to_csv(rows: list[Row]) -> str:
-    """The ledger as the model sees it: a header line, then one line per row."""
-    lines = [",".join(COLUMNS)]
-    for r in rows:
-        lines.append(
-            f"{r.txn_id},{r.date.isoformat()},{r.kind},{r.counterparty},{r.invoice},"
-            f"{r.category},{r.amount},{r.gst},{r.abn}"
-        )
-    return "\n".join(lines)
-
-
-def from_csv(text: str) -> list[Row]:
-    """Parse `to_csv` output back into rows (raises ValueError on a malformed ledger)."""
-    rows = []
-    for fields in read_table(text, COLUMNS):
-        txn_id, day, kind, counterparty, invoice, category, amount, gst, abn = fields
-        try:
-            rows.append(
-                Row(
-                    txn_id,
-                    date.fromisoformat(day),
-                    kind,
-                    counterparty,
-                    invoice,
-                    category,
-                    Decimal(amount),
-                    Decimal(gst),
-                    abn,
-                )
-            )
-        except InvalidOperation:
-            raise ValueError(f"ledger line has a malformed amount: {fields}") from None
-    return rows
+TABLE = Table(
+    Row,
+    [
+        text("txn_id"),
+        day("date"),
+        choice("type", (SALE, PURCHASE)),
+        text("counterparty"),
+        text("invoice"),
+        choice("category", CATEGORIES),
+        amount("amount"),
+        amount("gst"),
+        text("abn"),
+    ],
+)
+COLUMNS = TABLE.names
+to_csv = TABLE.write
+"""The ledger as the model sees it: a header line, then one line per row."""
+from_csv = TABLE.read
+"""`to_csv` output back into rows (raises ValueError on a malformed ledger)."""

@@ -8,16 +8,14 @@ generator's intent, never as a silently wrong key. The prompt states each rule h
 from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
-from typing import NamedTuple
 
+from piv_core.ledger_audit import DUPLICATE_INVOICE, OUTSIDE_PERIOD, Key, audit_rows
 from piv_core.money import cents_of
 
 from au_bas_reconciliation_v1.ledger import PURCHASE, SALE, TAXABLE, Quarter, Row
 
 GST_ON_GST_FREE = "gst_on_gst_free"
 GST_MISCALCULATED = "gst_miscalculated"
-DUPLICATE_INVOICE = "duplicate_invoice"
-OUTSIDE_PERIOD = "outside_period"
 MISSING_ABN_OVER_THRESHOLD = "missing_abn_over_threshold"
 FAULT_CODES = (
     GST_ON_GST_FREE,
@@ -35,22 +33,8 @@ _ELEVEN = Decimal(11)
 _TAXABLE = frozenset(TAXABLE)
 
 
-class Reconciliation(NamedTuple):
-    """The corrected BAS in cents and the fault key {txn_id: codes in FAULT_CODES order}."""
-
-    g1: int
-    gst_on_sales: int  # label 1A
-    gst_on_purchases: int  # label 1B
-    net: int
-    faults: dict[str, tuple[str, ...]]
-
-    @property
-    def labels(self) -> dict[str, int]:
-        return {"G1": self.g1, "1A": self.gst_on_sales, "1B": self.gst_on_purchases, "net": self.net}
-
-    @property
-    def fault_pairs(self) -> set[tuple[str, str]]:
-        return {(txn, code) for txn, codes in self.faults.items() for code in codes}
+LABELS = ("G1", "1A", "1B", "net")
+"""The BAS labels reported: total sales, GST on sales, GST on purchases, and 1A - 1B."""
 
 
 def correct_gst(row: Row) -> Decimal:
@@ -77,27 +61,15 @@ def row_faults(row: Row, quarter: Quarter, seen_invoices: set[str]) -> tuple[str
     return codes
 
 
-def reconcile(quarter: Quarter, rows: list[Row]) -> Reconciliation:
-    """Re-derive the corrected BAS and the fault key from the ledger as listed."""
+def reconcile(quarter: Quarter, rows: list[Row]) -> Key:
+    """Re-derive the corrected BAS (cents by label) and the fault key from the ledger as listed."""
+    faults, kept = audit_rows(rows, lambda row, seen: row_faults(row, quarter, seen))
     g1 = gst_on_sales = gst_on_purchases = Decimal(0)
-    faults: dict[str, tuple[str, ...]] = {}
-    seen: set[str] = set()
-    for row in rows:
-        codes = row_faults(row, quarter, seen)
-        seen.add(row.invoice)
-        if codes:
-            faults[row.txn_id] = codes
-            if DUPLICATE_INVOICE in codes or OUTSIDE_PERIOD in codes:
-                continue
+    for row, codes in kept:
         if row.kind == SALE:
             g1 += row.amount
             gst_on_sales += correct_gst(row)
-        elif not codes or MISSING_ABN_OVER_THRESHOLD not in codes:
+        elif MISSING_ABN_OVER_THRESHOLD not in codes:
             gst_on_purchases += correct_gst(row)
-    return Reconciliation(
-        cents_of(g1),
-        cents_of(gst_on_sales),
-        cents_of(gst_on_purchases),
-        cents_of(gst_on_sales - gst_on_purchases),
-        faults,
-    )
+    amounts = (g1, gst_on_sales, gst_on_purchases, gst_on_sales - gst_on_purchases)
+    return Key({label: cents_of(amount) for label, amount in zip(LABELS, amounts, strict=True)}, faults)

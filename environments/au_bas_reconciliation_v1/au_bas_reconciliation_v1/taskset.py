@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from typing import Annotated
 
 import verifiers.v1 as vf
-from piv_core.compat import TaskData
 from piv_core.knobs import at_least, at_most, share
+from piv_core.ledger_audit import Grade, LedgerData, fault_lists, key_holds
 from piv_core.prompt_size import largest_fitting, prompt_bytes
 from piv_core.rng import Split, split_rng, task_id
 
@@ -33,20 +33,18 @@ MAX_TRANSACTIONS = largest_fitting(widest_prompt_bytes, generator.MIN_ROWS)
 """The most rows whose widest prompt fits one command-line argument (`piv_core.prompt_size`)."""
 
 
-class AuBasData(TaskData):
+class AuBasData(LedgerData):
     bas: dict[str, int]
     """The corrected BAS in cents: G1, 1A, 1B, net."""
-    faults: dict[str, list[str]]
-    """The fault key: txn_id -> fault codes."""
 
 
 class AuBasTask(vf.Task[AuBasData, vf.State, vf.TaskConfig]):
-    def _grade(self, trace: vf.Trace) -> grading.Grade:
+    def _grade(self, trace: vf.Trace) -> Grade:
         return grading.grade(trace.last_reply, self.data.bas, self.data.faults)
 
     @vf.reward(weight=0.6)
     async def bas_correct(self, trace: vf.Trace) -> float:
-        return self._grade(trace).bas_correct
+        return self._grade(trace).figures_correct
 
     @vf.reward(weight=0.4)
     async def fault_audit(self, trace: vf.Trace) -> float:
@@ -54,19 +52,15 @@ class AuBasTask(vf.Task[AuBasData, vf.State, vf.TaskConfig]):
 
     @vf.metric
     async def audit(self, trace: vf.Trace) -> dict[str, float]:
-        return self._grade(trace).metrics
+        return grading.SCHEME.metrics(self._grade(trace))
 
     async def validate(self, runtime: vf.Runtime) -> bool:
         """Re-derive the key from the ledger as the prompt shows it and compare."""
-        try:
-            quarter, rows = prompt.read_ledger(self.data.prompt_text)
-        except ValueError:
-            return False
-        key = rules.reconcile(quarter, rows)
-        return (
-            self.data.system_prompt == prompt.SYSTEM_PROMPT
-            and key.labels == self.data.bas
-            and {txn: list(codes) for txn, codes in key.faults.items()} == self.data.faults
+        return key_holds(
+            self.data,
+            prompt.SYSTEM_PROMPT,
+            self.data.bas,
+            lambda text: rules.reconcile(*prompt.read_ledger(text)),
         )
 
 
@@ -99,8 +93,8 @@ def make_task_data(config: AuBasConfig, idx: int) -> AuBasData:
         name=f"{ledger.business} {ledger.quarter.start:%Y-%m}",
         system_prompt=prompt.SYSTEM_PROMPT,
         prompt=prompt.user_prompt(ledger.business, ledger.quarter, ledger.rows),
-        bas=key.labels,
-        faults={txn: list(codes) for txn, codes in key.faults.items()},
+        bas=key.figures,
+        faults=fault_lists(key.faults),
     )
 
 

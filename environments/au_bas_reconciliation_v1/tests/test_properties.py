@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
-import subprocess
-import sys
 
 import pytest
 from au_bas_reconciliation_v1 import grading
@@ -18,7 +15,7 @@ from au_bas_reconciliation_v1.rules import FAULT_CODES
 from au_bas_reconciliation_v1.taskset import AuBasConfig, AuBasTask, make_task_data
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from piv_core import json_answer
+from piv_core import json_answer, ledger_audit
 from piv_core.money import format_cents
 from piv_core.testing import score_reply
 
@@ -37,7 +34,7 @@ def test_oracle_scores_one_on_many_seeds(knobs, reply_of):
     for idx in range(500 if not knobs else 100):
         task = AuBasTask(make_task_data(config, idx))
         scores = grade(reply_of("oracle", task), task.data.bas, task.data.faults)
-        assert (scores.bas_correct, scores.fault_audit) == (1.0, 1.0), (knobs, idx)
+        assert (scores.figures_correct, scores.fault_audit) == (1.0, 1.0), (knobs, idx)
 
 
 def test_exploit_policies_stay_at_the_floor(reply_of):
@@ -51,10 +48,12 @@ def test_exploit_policies_stay_at_the_floor(reply_of):
         column, silent, blanket, garbage = (
             grade(reply_of(p, task), *key) for p in ("column-sums", "silent", "blanket", "garbage")
         )
-        assert column.bas_correct == silent.bas_correct == 0.0, idx
+        assert column.figures_correct == silent.figures_correct == 0.0, idx
         assert column.fault_audit == silent.fault_audit == 0.0
-        assert blanket.bas_correct == 0.0 and blanket.fault_precision < 0.2 and blanket.fault_audit < 1 / 3
-        assert garbage.parsed == 0.0 and garbage.fault_audit == garbage.bas_correct == 0.0
+        assert (
+            blanket.figures_correct == 0.0 and blanket.fault_precision < 0.2 and blanket.fault_audit < 1 / 3
+        )
+        assert garbage.parsed == 0.0 and garbage.fault_audit == garbage.figures_correct == 0.0
         blanket_precision.append(blanket.fault_precision)
         blanket_f1.append(blanket.fault_audit)
     assert sum(blanket_precision) / 100 < 0.1 and sum(blanket_f1) / 100 <= 0.2
@@ -64,14 +63,12 @@ def _validate(task: AuBasTask) -> bool:
     return asyncio.run(task.validate(runtime=None))
 
 
-def test_validate_accepts_the_key_and_rejects_any_tampering(task):
+def test_validate_rejects_a_prompt_that_disagrees_with_the_key(task):
+    """(A tampered key is the contract's, in tests/test_env_contract.py.)"""
     assert _validate(task)
     data = task.data
     tampered = [
-        data.model_copy(update={"bas": {**data.bas, "1A": data.bas["1A"] + 1}}),
         data.model_copy(update={"bas": {**data.bas, "net": -data.bas["net"]}}),
-        data.model_copy(update={"faults": {**data.faults, "T001": ["gst_miscalculated"]}}),
-        data.model_copy(update={"faults": dict(list(data.faults.items())[1:])}),
         data.model_copy(update={"prompt": data.prompt.replace(",sale,", ",purchase,", 1)}),
         data.model_copy(update={"system_prompt": data.system_prompt.replace("82.50", "75.00")}),
         data.model_copy(update={"prompt": re.sub(r",(\d+\.\d\d),", r",\1x,", data.prompt, count=1)}),
@@ -131,7 +128,7 @@ def _as_reply(obj, wrapper: int) -> str:
 @given(obj=_objects, wrapper=st.integers(0, 3))
 def test_parser_fuzz_structured(task, obj, wrapper):
     scores = grade(_as_reply(obj, wrapper), task.data.bas, task.data.faults)
-    assert all(0.0 <= value <= 1.0 for value in scores[:6] if value is not scores.num_flagged)
+    assert all(0.0 <= value <= 1.0 for name, value in scores._asdict().items() if name != "num_flagged")
     assert scores.num_flagged >= 0 and scores.parsed in (0.0, 1.0)
 
 
@@ -141,7 +138,7 @@ def test_parser_fuzz_structured(task, obj, wrapper):
 )
 def test_parser_fuzz_raw_text(task, text):
     scores = grade(text, task.data.bas, task.data.faults)
-    assert 0.0 <= scores.bas_correct <= 1.0 and 0.0 <= scores.fault_audit <= 1.0
+    assert 0.0 <= scores.figures_correct <= 1.0 and 0.0 <= scores.fault_audit <= 1.0
 
 
 def _with_g1(data, figure: str) -> str:
@@ -192,7 +189,7 @@ def test_a_hostile_reply_scores_cleanly(task, reply):
 def test_scoring_a_trace_parses_its_reply_once(task, answer, monkeypatch):
     """Two rewards and a metric read one trace: the reply is parsed for the first and remembered."""
     parses = []
-    monkeypatch.setattr(grading, "json_answer", lambda reply: parses.append(reply) or json_answer(reply))
+    monkeypatch.setattr(ledger_audit, "json_answer", lambda reply: parses.append(reply) or json_answer(reply))
     grading.parse_answer.cache_clear()
     scored = score_reply(task, answer(task.data))
     assert set(scored.rewards) == {"bas_correct", "fault_audit"} and "parsed" in scored.metrics
@@ -204,27 +201,5 @@ def test_scoring_a_trace_parses_its_reply_once(task, answer, monkeypatch):
 def test_a_remembered_answer_cannot_be_changed(task, answer):
     parsed = grading.parse_answer(answer(task.data))
     with pytest.raises(TypeError):
-        parsed.labels["G1"] = 0  # type: ignore[index]
+        parsed.figures["G1"] = 0  # type: ignore[index]
     assert isinstance(parsed.pairs, frozenset)
-
-
-DUMP_TASKS = (
-    "import json;from au_bas_reconciliation_v1.taskset import AuBasConfig, AuBasTaskset;"
-    "ts=AuBasTaskset(AuBasConfig(num_transactions=40, fault_rate=0.3));"
-    "print(json.dumps([t.data.model_dump(mode='json') for _, t in zip(range(8), ts)], sort_keys=True))"
-)
-
-
-def test_tasks_are_byte_identical_across_processes():
-    processes = [
-        subprocess.Popen(
-            [sys.executable, "-c", DUMP_TASKS],
-            stdout=subprocess.PIPE,
-            text=True,
-            env={**os.environ, "PYTHONHASHSEED": hash_seed},
-        )
-        for hash_seed in ("0", "12345")
-    ]
-    outputs = [process.communicate(timeout=300)[0] for process in processes]
-    assert all(process.returncode == 0 for process in processes)
-    assert outputs[0] == outputs[1] and len(outputs[0]) > 10_000

@@ -34,7 +34,9 @@ def varied() -> list[UsSutData]:
 def test_oracle_scores_one_on_every_seed(varied: list[UsSutData]) -> None:
     for data in varied:
         grade = _ask("oracle", data)
-        assert grade[:4] == (1.0, 1.0, 1.0, 1.0), data.id
+        assert (grade.figures_correct, grade.fault_audit, grade.parsed, grade.figure_accuracy) == (
+            1.0,
+        ) * 4, data.id
         # piv_core.pair_scores reports precision and recall as 0 when both sets are empty
         assert grade.fault_precision == grade.fault_recall == float(bool(data.faults)), data.id
 
@@ -42,7 +44,7 @@ def test_oracle_scores_one_on_every_seed(varied: list[UsSutData]) -> None:
 @pytest.mark.parametrize("policy", NAIVE)
 def test_every_other_policy_is_below_the_oracle(policy: str, varied: list[UsSutData]) -> None:
     grades = [_ask(policy, data) for data in varied]
-    assert fmean(0.6 * g.return_correct + 0.4 * g.fault_audit for g in grades) < 0.5
+    assert fmean(0.6 * g.figures_correct + 0.4 * g.fault_audit for g in grades) < 0.5
     assert fmean(g.fault_audit for g in grades) < 0.8
 
 
@@ -50,11 +52,11 @@ def test_every_other_policy_is_below_the_oracle(policy: str, varied: list[UsSutD
 def test_no_other_policy_files_a_correct_return_on_the_default_set(
     policy: str, default_tasks: list[UsSutTask]
 ) -> None:
-    assert all(_ask(policy, task.data).return_correct == 0.0 for task in default_tasks)
+    assert all(_ask(policy, task.data).figures_correct == 0.0 for task in default_tasks)
 
 
 def test_origin_sourcing_is_the_adversary_it_claims(default_tasks: list[UsSutTask]) -> None:
     """Right on everything but sourcing: gross, taxable and use tax agree, sales tax does not."""
     grades = [_ask("origin-sourcing", task.data) for task in default_tasks]
-    assert all(g.fields_correct == pytest.approx(0.6) for g in grades)
+    assert all(g.figure_accuracy == pytest.approx(0.6) for g in grades)
     assert 0.3 < fmean(g.fault_audit for g in grades) < 0.9

@@ -8,7 +8,7 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from piv_core import json_answer
+from piv_core import json_answer, ledger_audit
 from piv_core.testing import score_reply
 from us_sut_reconciliation_v1 import grading
 from us_sut_reconciliation_v1.rules import FIGURES
@@ -35,7 +35,8 @@ ANSWERS = st.fixed_dictionaries({}, optional={name: SCALARS for name in FIGURES}
 
 
 def _in_range(grade: grading.Grade) -> bool:
-    return all(0.0 <= value <= 1.0 for value in grade)
+    shares = grade._replace(num_flagged=0.0)  # a count of claimed pairs, not a share
+    return grade.num_flagged >= 0 and all(0.0 <= value <= 1.0 for value in shares)
 
 
 @settings(max_examples=300, deadline=None)
@@ -62,7 +63,7 @@ def test_json_shaped_answers(answer: dict, fenced: bool) -> None:
         isinstance(codes, str) or (isinstance(codes, list) and all(isinstance(c, str) for c in codes))
         for codes in faults.values()
     )
-    assert grade.answer_parsed == float(a_fault_map)
+    assert grade.parsed == float(a_fault_map)
 
 
 HOSTILE_TEXT = st.text(alphabet=st.sampled_from('{}[]":,0123456789.-$ eE<>/answer\n`\x00\ud800\udfff'))
@@ -94,7 +95,7 @@ HOSTILE_REPLIES = {
 @pytest.mark.parametrize("reply", HOSTILE_REPLIES.values(), ids=HOSTILE_REPLIES)
 def test_a_hostile_reply_scores_cleanly(reply: str) -> None:
     grade = grading.grade(reply, DATA.figures, DATA.faults)
-    assert _in_range(grade) and grade.return_correct == 0.0
+    assert _in_range(grade) and grade.figures_correct == 0.0
 
 
 def test_scoring_a_trace_parses_its_reply_once(
@@ -102,7 +103,7 @@ def test_scoring_a_trace_parses_its_reply_once(
 ) -> None:
     """Two rewards and a metric read one trace: the reply is parsed for the first and remembered."""
     parses = []
-    monkeypatch.setattr(grading, "json_answer", lambda reply: parses.append(reply) or json_answer(reply))
+    monkeypatch.setattr(ledger_audit, "json_answer", lambda reply: parses.append(reply) or json_answer(reply))
     grading.parse_answer.cache_clear()
     scored = score_reply(task, gold(task.data))
     assert set(scored.rewards) == {"return_correct", "fault_audit"} and "answer_parsed" in scored.metrics

@@ -3,14 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import subprocess
-import sys
 from collections import Counter
-from subprocess import PIPE
 
-import pydantic
 import pytest
 import us_sut_reconciliation_v1
 from us_sut_reconciliation_v1.ledger import COLUMNS
@@ -27,21 +21,6 @@ def test_the_id_resolves_to_this_taskset() -> None:
     assert taskset_class("us-sut-reconciliation-v1") is UsSutTaskset
     assert taskset_config_type("us-sut-reconciliation-v1") is UsSutConfig
     assert [n for n in us_sut_reconciliation_v1.__all__ if n.endswith("Taskset")] == ["UsSutTaskset"]
-
-
-@pytest.mark.parametrize(
-    ("knobs", "message"),
-    [
-        ({"num_rows": 3}, "num_rows must be >= 5, got 3"),
-        ({"fault_rate": 1.5}, "fault_rate must be between 0.0 and 1.0, got 1.5"),
-        ({"fault_rate": -0.1}, "fault_rate must be between 0.0 and 1.0, got -0.1"),
-        ({"num_tasks": 0}, "num_tasks must be >= 1, got 0"),
-        ({"num_rowz": 30}, "num_rowz"),
-    ],
-)
-def test_misconfiguration_fails_at_load_naming_the_knob(knobs: dict, message: str) -> None:
-    with pytest.raises(pydantic.ValidationError, match=message):
-        UsSutConfig(**knobs)
 
 
 def test_a_finite_set_of_num_tasks(default_tasks: list[UsSutTask]) -> None:
@@ -70,11 +49,8 @@ def _tampered(task: UsSutTask, **update) -> UsSutTask:
     return UsSutTask(task.data.model_copy(update=update), task.config)
 
 
-def test_tampered_key_fails_validate(task: UsSutTask) -> None:
-    figures = {**task.data.figures, "sales_tax_due": task.data.figures["sales_tax_due"] + 1}
-    assert not _valid(_tampered(task, figures=figures))
-    txn = next(iter(task.data.faults))
-    assert not _valid(_tampered(task, faults={k: v for k, v in task.data.faults.items() if k != txn}))
+def test_a_prompt_that_disagrees_with_the_key_fails_validate(task: UsSutTask) -> None:
+    """(A tampered key is the contract's, in tests/test_env_contract.py.)"""
     assert not _valid(_tampered(task, system_prompt=task.data.system_prompt.replace("6.25%", "6.00%")))
     assert not _valid(_tampered(task, prompt=task.data.prompt_text.replace("Business ZIP", "ZIP")))
 
@@ -102,25 +78,3 @@ def test_task_i_depends_only_on_config_and_i() -> None:
     assert make_task_data(a, 5) == make_task_data(b, 5)
     assert make_task_data(a, 5) != make_task_data(a, 6)
     assert make_task_data(a, 5) != make_task_data(UsSutConfig(seed=a.seed + 1), 5)
-
-
-_DUMP = (
-    "import json; from us_sut_reconciliation_v1.taskset import UsSutConfig, make_task_data; "
-    "print(json.dumps([make_task_data(UsSutConfig(), i).model_dump(mode='json') for i in range(8)]))"
-)
-
-
-def test_tasks_are_byte_identical_across_processes() -> None:
-    runs = [
-        subprocess.Popen([sys.executable, "-c", _DUMP], stdout=PIPE, env={**os.environ, "PYTHONHASHSEED": hs})
-        for hs in ("0", "4242")
-    ]
-    try:
-        outputs = [run.communicate(timeout=600)[0] for run in runs]
-    finally:
-        for run in runs:
-            run.kill()
-    assert [run.returncode for run in runs] == [0, 0]
-    assert outputs[0] == outputs[1]
-    here = [make_task_data(UsSutConfig(), i).model_dump(mode="json") for i in range(8)]
-    assert json.loads(outputs[0]) == here

@@ -12,24 +12,17 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping
 from decimal import Decimal
 
 from piv_core.endpoint import Conversation, Policy
-from piv_core.money import cents_of, format_cents
+from piv_core.ledger_audit import answer_text
+from piv_core.money import cents_of
 
 from us_sut_reconciliation_v1.ledger import SALE
 from us_sut_reconciliation_v1.prompt import read_ledger
 from us_sut_reconciliation_v1.rules import FAULT_CODES, FIGURES, combined_rate, reconcile, tax_at
 
 _ZERO = Decimal("0.00")
-
-
-def _reply(figures: Mapping[str, int], faults: Mapping[str, Iterable[str]]) -> str:
-    body = {name: format_cents(figures[name]) for name in FIGURES}
-    answer = {**body, "faults": {txn: list(codes) for txn, codes in faults.items()}}
-    return f"<answer>\n{json.dumps(answer)}\n</answer>"
 
 
 def _return(gross: Decimal, exempt: Decimal, sales_due: Decimal, use_due: Decimal) -> dict[str, int]:
@@ -39,7 +32,7 @@ def _return(gross: Decimal, exempt: Decimal, sales_due: Decimal, use_due: Decima
 
 def oracle(conversation: Conversation) -> str:
     key = reconcile(*read_ledger(conversation.user_text))
-    return "Reconciled.\n" + _reply(key.figures, key.faults)
+    return "Reconciled.\n" + answer_text(key.figures, key.faults)
 
 
 def gross_only(conversation: Conversation) -> str:
@@ -49,21 +42,21 @@ def gross_only(conversation: Conversation) -> str:
     sales_due = sum((tax_at(r.gross, combined_rate(r.zip)) for r in sales), _ZERO)
     rate = combined_rate(business_zip)
     use_due = sum((tax_at(r.gross, rate) for r in rows if r.kind != SALE and r.tax == 0), _ZERO)
-    return _reply(_return(gross, _ZERO, sales_due, use_due), {})
+    return answer_text(_return(gross, _ZERO, sales_due, use_due), {})
 
 
 def origin_sourcing(conversation: Conversation) -> str:
     quarter, business_zip, rows = read_ledger(conversation.user_text)
     at_origin = [r._replace(zip=business_zip) if r.kind == SALE else r for r in rows]
     key = reconcile(quarter, business_zip, at_origin)
-    return _reply(key.figures, key.faults)
+    return answer_text(key.figures, key.faults)
 
 
 def blanket(conversation: Conversation) -> str:
     _, _, rows = read_ledger(conversation.user_text)
     sales = [r for r in rows if r.kind == SALE]
     figures = _return(sum((r.gross for r in sales), _ZERO), _ZERO, sum((r.tax for r in sales), _ZERO), _ZERO)
-    return _reply(figures, {r.txn_id: FAULT_CODES for r in rows})
+    return answer_text(figures, {r.txn_id: FAULT_CODES for r in rows})
 
 
 def garbage(conversation: Conversation) -> str:

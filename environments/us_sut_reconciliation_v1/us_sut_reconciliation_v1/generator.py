@@ -13,9 +13,16 @@ import random
 from collections.abc import Sequence
 from datetime import date, timedelta
 from decimal import Decimal
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple
 
-from piv_core.duplicates import plant_duplicates
+from piv_core.ledger_audit_plan import (
+    InvoiceBook,
+    check_rows,
+    pick,
+    plan_faulty,
+    plant_duplicates,
+    widest_invoice,
+)
 
 from us_sut_reconciliation_v1.ledger import CATEGORIES, EXEMPT, PURCHASE, SALE, TAXABLE, Quarter, Row
 from us_sut_reconciliation_v1.rules import (
@@ -53,11 +60,8 @@ SALE_CODES = (TAX_ON_EXEMPT_ITEM, TAX_MISCALCULATED, NEXUS_MISALLOCATION, *PURCH
 
 PRICE_CENTS = (500, 600_000)
 """Every gross amount is drawn from [low, high) cents."""
-SALE_NUMBERS = (1000, 8000)
-"""The first sale invoice number is drawn from [low, low + span); each sale adds one."""
-PURCHASE_NUMBERS = (10_000, 80_000)
-"""Likewise for purchase orders, each adding 1 to `PURCHASE_STEP`."""
-PURCHASE_STEP = 40
+SALE_SHARE = 0.6
+"""The chance that a row is a sale."""
 CERT_NUMBERS = (100_000, 900_000)
 """Certificate IDs are ``RC-`` and a number drawn from [low, low + span)."""
 
@@ -66,18 +70,12 @@ _ONE = Decimal(1)
 _HUNDRED = Decimal(100)
 _THRESHOLD_CENTS = int(CERT_THRESHOLD * 100)
 
-T = TypeVar("T")
-
 
 class Ledger(NamedTuple):
     business: str
     business_zip: str
     quarter: Quarter
     rows: list[Row]
-
-
-def _pick(rng: random.Random, options: Sequence[T]) -> T:
-    return options[int(rng.random() * len(options))]
 
 
 def _gross(rng: random.Random, low: int = PRICE_CENTS[0], high: int = PRICE_CENTS[1]) -> Decimal:
@@ -93,9 +91,9 @@ def _clean_row(rng: random.Random, day: date, invoice: str, kind: str, business_
     """A fault-free row: correct tax, a certificate wherever the threshold asks for one."""
     draw = rng.random
     exempt_category = draw() < (0.25 if kind == SALE else 0.15)
-    category = _pick(rng, EXEMPT if exempt_category else TAXABLE)
+    category = pick(rng, EXEMPT if exempt_category else TAXABLE)
     gross = _gross(rng)
-    zip_code = business_zip if kind == PURCHASE or draw() < 0.3 else _pick(rng, ZIPS)
+    zip_code = business_zip if kind == PURCHASE or draw() < 0.3 else pick(rng, ZIPS)
     claimed, cert = draw() < (0.08 if exempt_category else 0.15), ""
     if claimed and (gross > CERT_THRESHOLD or draw() < 0.5):
         cert = _cert(rng)
@@ -113,9 +111,9 @@ def _keying_error(rng: random.Random, amount: Decimal) -> Decimal:
     text = f"{amount:.2f}"
     swaps = [i for i in range(len(text) - 1) if (text[i] + text[i + 1]).isdigit() and text[i] != text[i + 1]]
     if swaps and rng.random() < 0.5:
-        i = _pick(rng, swaps)
+        i = pick(rng, swaps)
         return Decimal(text[:i] + text[i + 1] + text[i] + text[i + 2 :])
-    i = _pick(rng, [i for i, ch in enumerate(text) if ch.isdigit()])
+    i = pick(rng, [i for i, ch in enumerate(text) if ch.isdigit()])
     digit = (int(text[i]) + 1 + int(rng.random() * 9)) % 10
     return Decimal(text[:i] + str(digit) + text[i + 1 :])
 
@@ -141,29 +139,29 @@ def _inject(rng: random.Random, row: Row, code: str, quarter: Quarter, business_
         gap = timedelta(days=1 + int(rng.random() * 45))
         return row._replace(date=quarter.start - gap if rng.random() < 0.5 else quarter.end + gap)
     if code == MISSING_EXEMPTION_CERT:
-        category = row.category if row.category in TAXABLE else _pick(rng, TAXABLE)
+        category = row.category if row.category in TAXABLE else pick(rng, TAXABLE)
         gross = row.gross if row.gross > CERT_THRESHOLD else _gross(rng, _THRESHOLD_CENTS + 2_500)
         return row._replace(category=category, gross=gross, tax=_ZERO, claimed=True, cert="")
     gross = row.gross if row.gross >= 20 else _gross(rng, 2_000)
     if code == TAX_ON_EXEMPT_ITEM:
         if rng.random() < 0.75:  # an exempt category taxed anyway
-            row = row._replace(category=_pick(rng, EXEMPT), claimed=False, cert="")
+            row = row._replace(category=pick(rng, EXEMPT), claimed=False, cert="")
         else:  # a certified resale taxed anyway
-            row = row._replace(category=_pick(rng, TAXABLE), claimed=True, cert=_cert(rng))
+            row = row._replace(category=pick(rng, TAXABLE), claimed=True, cert=_cert(rng))
         return row._replace(gross=gross, tax=tax_at(gross, combined_rate(row.zip)))
-    row = row._replace(category=_pick(rng, TAXABLE), gross=gross, claimed=False, cert="")
+    row = row._replace(category=pick(rng, TAXABLE), gross=gross, claimed=False, cert="")
     if code == TAX_MISCALCULATED:
         return row._replace(tax=_miscalculated(rng, gross, row.zip))
     if code == NEXUS_MISALLOCATION:
         origin = combined_rate(business_zip)
         elsewhere = [z for z in ZIPS if combined_rate(z) != origin]
-        return row._replace(zip=_pick(rng, elsewhere), tax=tax_at(gross, origin))
+        return row._replace(zip=pick(rng, elsewhere), tax=tax_at(gross, origin))
     raise ValueError(f"cannot inject {code!r} into a row")
 
 
 def _codes_for(rng: random.Random, kind: str) -> list[str]:
     """One fault a row of `kind` can carry, sometimes dated outside the quarter as well."""
-    first = _pick(rng, SALE_CODES if kind == SALE else PURCHASE_CODES)
+    first = pick(rng, SALE_CODES if kind == SALE else PURCHASE_CODES)
     if first not in (OUTSIDE_PERIOD, DUPLICATE_INVOICE) and rng.random() < 0.15:
         return [first, OUTSIDE_PERIOD]
     return [first]
@@ -175,27 +173,18 @@ def generate(rng: random.Random, num_rows: int, fault_rate: float) -> Ledger:
     A rate of 0 plants nothing (invoice numbers are unique, so the quarter is clean); any
     positive rate plants at least one fault.
     """
-    if num_rows < MIN_ROWS:
-        raise ValueError(f"num_rows must be >= {MIN_ROWS}, got {num_rows}")
-    quarter = Quarter(_pick(rng, YEARS), 1 + int(rng.random() * 4))
-    business, business_zip = _pick(rng, BUSINESSES), _pick(rng, BUSINESS_ZIPS)
+    check_rows(num_rows, MIN_ROWS, "num_rows")
+    quarter = Quarter(pick(rng, YEARS), 1 + int(rng.random() * 4))
+    business, business_zip = pick(rng, BUSINESSES), pick(rng, BUSINESS_ZIPS)
     first_day = quarter.start.toordinal()
     span = quarter.end.toordinal() - first_day + 1
-    faulty = [rng.random() < fault_rate for _ in range(num_rows)]
-    if fault_rate > 0 and not any(faulty):
-        faulty[int(rng.random() * num_rows)] = True
-    sale_number = SALE_NUMBERS[0] + int(rng.random() * SALE_NUMBERS[1])
-    purchase_number = PURCHASE_NUMBERS[0] + int(rng.random() * PURCHASE_NUMBERS[1])
+    faulty = plan_faulty(rng, num_rows, fault_rate)
+    book = InvoiceBook(rng)
 
     rows: list[Row] = []
     copies: list[int] = []  # slots that will repeat an earlier row's invoice
     for slot in range(num_rows):
-        if rng.random() < 0.6:
-            kind, sale_number = SALE, sale_number + 1
-            invoice = f"INV-{sale_number}"
-        else:
-            kind, purchase_number = PURCHASE, purchase_number + 1 + int(rng.random() * PURCHASE_STEP)
-            invoice = f"PO-{purchase_number}"
+        kind, invoice = book.next(rng, SALE_SHARE)
         day = date.fromordinal(first_day + int(rng.random() * span))
         row = _clean_row(rng, day, invoice, kind, business_zip)
         if faulty[slot]:
@@ -225,13 +214,11 @@ def widest_ledger(num_rows: int) -> Ledger:
     and invoice numbers, the longest category, the largest amount, a certificate). Such a row
     need not be one the generator writes; it only has to be as wide.
     """
-    last_sale = sum(SALE_NUMBERS) + num_rows
-    last_purchase = sum(PURCHASE_NUMBERS) + PURCHASE_STEP * num_rows
     gross = Decimal(PRICE_CENTS[1] - 1).scaleb(-2)  # any tax recorded is written in fewer digits
     business_zip = max(BUSINESS_ZIPS, key=lambda z: len(LOCAL_RATES[z][0]))
     row = Row(
         txn_id=f"txn_{num_rows:03d}",
-        invoice=_widest((f"INV-{last_sale}", f"PO-{last_purchase}")),
+        invoice=widest_invoice(num_rows),
         date=date(max(YEARS), 12, 31),  # every date is written YYYY-MM-DD
         kind=_widest((SALE, PURCHASE)),
         category=_widest(CATEGORIES),

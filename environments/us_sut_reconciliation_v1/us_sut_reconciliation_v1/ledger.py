@@ -10,7 +10,8 @@ from datetime import date, timedelta
 from decimal import Decimal
 from typing import NamedTuple
 
-from piv_core.table import read_table
+from piv_core.ledger_audit_plan import PURCHASE, SALE
+from piv_core.table import Table, amount, choice, day, flag, text
 
 TAXABLE = (
     "general_merchandise",
@@ -25,20 +26,7 @@ TAXABLE = (
 EXEMPT = ("unprepared_grocery", "prescription_drug", "medical_device", "consulting_service")
 CATEGORIES = TAXABLE + EXEMPT
 
-SALE, PURCHASE = "sale", "purchase"
 YES, NO = "true", "false"
-COLUMNS = (
-    "transaction_id",
-    "invoice_number",
-    "date",
-    "type",
-    "category",
-    "gross_amount",
-    "tax_collected_or_paid",
-    "jurisdiction_zip",
-    "tax_exempt_claimed",
-    "customer_or_vendor_cert_id",
-)
 
 
 class Row(NamedTuple):
@@ -80,42 +68,23 @@ class Quarter(NamedTuple):
         return f"{self.year} Q{self.number} ({self.start.isoformat()} to {self.end.isoformat()})"
 
 
-def to_csv(rows: list[Row]) -> str:
-    """The ledger as the model sees it: a header line, then one line per row."""
-    lines = [",".join(COLUMNS)]
-    for r in rows:
-        lines.append(
-            f"{r.txn_id},{r.invoice},{r.date.isoformat()},{r.kind},{r.category},{r.gross},{r.tax},"
-            f"{r.zip},{YES if r.claimed else NO},{r.cert}"
-        )
-    return "\n".join(lines)
-
-
-def _flag(text: str) -> bool:
-    if text not in (YES, NO):
-        raise ValueError(f"tax_exempt_claimed must be {YES} or {NO}, got {text!r}")
-    return text == YES
-
-
-def from_csv(text: str) -> list[Row]:
-    """Parse `to_csv` output back into rows (raises ValueError on a malformed ledger)."""
-    rows = []
-    for fields in read_table(text, COLUMNS):
-        txn_id, invoice, day, kind, category, gross, tax, zip_code, claimed, cert = fields
-        if kind not in (SALE, PURCHASE) or category not in CATEGORIES:
-            raise ValueError(f"ledger line {txn_id}: unknown type {kind!r} or category {category!r}")
-        rows.append(
-            Row(
-                txn_id,
-                invoice,
-                date.fromisoformat(day),
-                kind,
-                category,
-                Decimal(gross),
-                Decimal(tax),
-                zip_code,
-                _flag(claimed),
-                cert,
-            )
-        )
-    return rows
+TABLE = Table(
+    Row,
+    [
+        text("transaction_id"),
+        text("invoice_number"),
+        day("date"),
+        choice("type", (SALE, PURCHASE)),
+        choice("category", CATEGORIES),
+        amount("gross_amount"),
+        amount("tax_collected_or_paid"),
+        text("jurisdiction_zip"),
+        flag("tax_exempt_claimed", YES, NO),
+        text("customer_or_vendor_cert_id"),
+    ],
+)
+COLUMNS = TABLE.names
+to_csv = TABLE.write
+"""The ledger as the model sees it: a header line, then one line per row."""
+from_csv = TABLE.read
+"""`to_csv` output back into rows (raises ValueError on a malformed ledger)."""

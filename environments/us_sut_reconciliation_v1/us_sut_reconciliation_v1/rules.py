@@ -9,16 +9,14 @@ generator meant to plant. The prompt states every rule here in words.
 from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
-from typing import NamedTuple
 
+from piv_core.ledger_audit import DUPLICATE_INVOICE, OUTSIDE_PERIOD, Key, audit_rows
 from piv_core.money import cents_of
 
 from us_sut_reconciliation_v1.ledger import EXEMPT, SALE, TAXABLE, Quarter, Row
 
 TAX_ON_EXEMPT_ITEM = "tax_on_exempt_item"
 TAX_MISCALCULATED = "tax_miscalculated"
-DUPLICATE_INVOICE = "duplicate_invoice"
-OUTSIDE_PERIOD = "outside_period"
 MISSING_EXEMPTION_CERT = "missing_exemption_cert"
 NEXUS_MISALLOCATION = "nexus_misallocation"
 FAULT_CODES = (
@@ -61,13 +59,6 @@ _HUNDRED = Decimal(100)
 _ZERO = Decimal("0.00")
 _TAXABLE = frozenset(TAXABLE)
 _EXEMPT = frozenset(EXEMPT)
-
-
-class Reconciliation(NamedTuple):
-    """The corrected return in cents (by `FIGURES` name) and the fault key {txn_id: codes}."""
-
-    figures: dict[str, int]
-    faults: dict[str, tuple[str, ...]]
 
 
 def combined_rate(zip_code: str) -> Decimal:
@@ -130,19 +121,12 @@ def row_faults(row: Row, quarter: Quarter, business_zip: str, seen_invoices: set
     return tuple(code for code in FAULT_CODES if code in codes)
 
 
-def reconcile(quarter: Quarter, business_zip: str, rows: list[Row]) -> Reconciliation:
-    """Re-derive the corrected return and the fault key from the ledger as listed."""
+def reconcile(quarter: Quarter, business_zip: str, rows: list[Row]) -> Key:
+    """Re-derive the corrected return (cents by figure name) and the fault key from the ledger as listed."""
     combined_rate(business_zip)  # an unknown business ZIP is an error even with no untaxed purchase
+    faults, kept = audit_rows(rows, lambda row, seen: row_faults(row, quarter, business_zip, seen))
     gross = exempt = sales_due = use_due = Decimal(0)
-    faults: dict[str, tuple[str, ...]] = {}
-    seen: set[str] = set()
-    for row in rows:
-        codes = row_faults(row, quarter, business_zip, seen)
-        seen.add(row.invoice)
-        if codes:
-            faults[row.txn_id] = codes
-            if DUPLICATE_INVOICE in codes or OUTSIDE_PERIOD in codes:
-                continue
+    for row, _ in kept:
         if row.kind == SALE:
             gross += row.gross
             if is_exempt(row):
@@ -152,5 +136,4 @@ def reconcile(quarter: Quarter, business_zip: str, rows: list[Row]) -> Reconcili
         else:
             use_due += use_tax(row, business_zip)
     amounts = (gross, exempt, gross - exempt, sales_due, use_due, sales_due + use_due)
-    figures = {name: cents_of(amount) for name, amount in zip(FIGURES, amounts, strict=True)}
-    return Reconciliation(figures, faults)
+    return Key({name: cents_of(amount) for name, amount in zip(FIGURES, amounts, strict=True)}, faults)

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from typing import Annotated
 
 import verifiers.v1 as vf
-from piv_core.compat import TaskData
 from piv_core.knobs import at_least, at_most, share
+from piv_core.ledger_audit import Grade, LedgerData, fault_lists, key_holds
 from piv_core.prompt_size import SET_BUDGET, largest_fitting, prompt_bytes
 from piv_core.rng import Split, split_rng, task_id
 from pydantic import model_validator
@@ -39,20 +39,18 @@ def max_tasks(num_rows: int) -> int:
     return SET_BUDGET // widest_prompt_bytes(num_rows)
 
 
-class UsSutData(TaskData):
+class UsSutData(LedgerData):
     figures: dict[str, int]
     """The corrected return in cents, by figure name."""
-    faults: dict[str, list[str]]
-    """The fault key: transaction_id -> fault codes."""
 
 
 class UsSutTask(vf.Task[UsSutData, vf.State, vf.TaskConfig]):
-    def _grade(self, trace: vf.Trace) -> grading.Grade:
+    def _grade(self, trace: vf.Trace) -> Grade:
         return grading.grade(trace.last_reply, self.data.figures, self.data.faults)
 
     @vf.reward(weight=0.6)
     async def return_correct(self, trace: vf.Trace) -> float:
-        return self._grade(trace).return_correct
+        return self._grade(trace).figures_correct
 
     @vf.reward(weight=0.4)
     async def fault_audit(self, trace: vf.Trace) -> float:
@@ -60,18 +58,15 @@ class UsSutTask(vf.Task[UsSutData, vf.State, vf.TaskConfig]):
 
     @vf.metric
     async def audit(self, trace: vf.Trace) -> dict[str, float]:
-        return self._grade(trace).metrics
+        return grading.SCHEME.metrics(self._grade(trace))
 
     async def validate(self, runtime: vf.Runtime) -> bool:
         """Re-derive the key from the ledger as the prompt shows it and compare."""
-        try:
-            key = rules.reconcile(*prompt.read_ledger(self.data.prompt_text))
-        except ValueError:
-            return False
-        return (
-            self.data.system_prompt == prompt.SYSTEM_PROMPT
-            and key.figures == self.data.figures
-            and {txn: list(codes) for txn, codes in key.faults.items()} == self.data.faults
+        return key_holds(
+            self.data,
+            prompt.SYSTEM_PROMPT,
+            self.data.figures,
+            lambda text: rules.reconcile(*prompt.read_ledger(text)),
         )
 
 
@@ -120,7 +115,7 @@ def make_task_data(config: UsSutConfig, idx: int) -> UsSutData:
         system_prompt=prompt.SYSTEM_PROMPT,
         prompt=prompt.user_prompt(ledger.business, ledger.business_zip, ledger.quarter, ledger.rows),
         figures=key.figures,
-        faults={txn: list(codes) for txn, codes in key.faults.items()},
+        faults=fault_lists(key.faults),
     )
 
 

@@ -1,13 +1,19 @@
-"""Pair-level precision, recall and F1 for fault audits.
+"""Fault audits: the fault map an answer lists its findings in, and how its (item, code) pairs score.
 
-An audit finding is a pair (item, code): the right row for the wrong reason is not a
-finding. Both sets empty is a perfect audit (F1 = 1.0); otherwise the usual definitions,
-with precision 0.0 when nothing was claimed and recall 0.0 when nothing was there.
+An audit answer reports ``{"<item id>": ["<code>", ...], ...}``: every item it found at fault
+with each fault code it found there. A bare string stands for a list of one; ids and codes are
+compared after trimming surrounding spaces. Anything else is not a fault map, and the caller
+decides what that costs (the ledger environments treat it as an unparseable reply).
+
+A finding is a pair (item, code): the right row for the wrong reason is not a finding. Both
+sets empty is a perfect audit (F1 = 1.0); otherwise the usual definitions, with precision 0.0
+when nothing was claimed and recall 0.0 when nothing was there. `code_scores` gives the same
+precision and recall for one code at a time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Mapping
 from typing import NamedTuple
 
 
@@ -30,3 +36,45 @@ def pair_scores(claimed: Iterable[Hashable], truth: Iterable[Hashable]) -> PairS
     recall = correct / len(true_set) if true_set else 0.0
     f1 = 2 * precision * recall / (precision + recall) if correct else 0.0
     return PairScores(precision, recall, f1, len(claimed_set), len(true_set), correct)
+
+
+def code_scores(
+    claimed: Iterable[tuple[str, str]], truth: Iterable[tuple[str, str]], codes: Iterable[str]
+) -> dict[str, PairScores]:
+    """`pair_scores` restricted to the pairs of each code of `codes`, by code."""
+    claimed_by: dict[str, set[tuple[str, str]]] = {code: set() for code in codes}
+    true_by: dict[str, set[tuple[str, str]]] = {code: set() for code in claimed_by}
+    for pair in claimed:
+        if pair[1] in claimed_by:
+            claimed_by[pair[1]].add(pair)
+    for pair in truth:
+        if pair[1] in true_by:
+            true_by[pair[1]].add(pair)
+    return {code: pair_scores(claimed_by[code], true_by[code]) for code in claimed_by}
+
+
+def read_fault_map(value: object) -> frozenset[tuple[str, str]] | None:
+    """The (item, code) pairs a reply's fault map claims, or None when `value` is not a fault map."""
+    if not isinstance(value, dict):
+        return None
+    pairs: set[tuple[str, str]] = set()
+    add = pairs.add
+    for item, codes in value.items():
+        if isinstance(codes, str):
+            codes = (codes,)
+        elif not isinstance(codes, list):
+            return None
+        item = item.strip()
+        for code in codes:
+            if not isinstance(code, str):
+                return None
+            add((item, code.strip()))
+    return frozenset(pairs)
+
+
+def fault_pairs(faults: Mapping[str, Iterable[str]]) -> frozenset[tuple[str, str]]:
+    """The (item, code) pairs of a fault key {item: codes}."""
+    return frozenset((item, code) for item, codes in faults.items() for code in codes)
+
+
+__all__ = ["PairScores", "code_scores", "fault_pairs", "pair_scores", "read_fault_map"]

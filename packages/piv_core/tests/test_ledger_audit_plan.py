@@ -1,10 +1,19 @@
-"""Duplicate planting: copies of originals, dated no earlier and within the period, in ledger order."""
+"""Fault planning: which rows are faulty, invoice numbers, and duplicates (later copies, in ledger order)."""
 
 import random
 from datetime import date
 from typing import NamedTuple
 
-from piv_core.duplicates import plant_duplicates
+import pytest
+from piv_core.ledger_audit_plan import (
+    PURCHASE,
+    SALE,
+    InvoiceBook,
+    check_rows,
+    plan_faulty,
+    plant_duplicates,
+    widest_invoice,
+)
 
 
 class Row(NamedTuple):
@@ -34,3 +43,29 @@ def test_all_slots_duplicates_keeps_one_original():
     rows = [Row("INV-1", date(2025, 1, 5)), Row("INV-2", date(2025, 1, 6))]
     out = plant_duplicates(random.Random(1), list(rows), [0, 1], date(2025, 1, 31))
     assert {r.invoice for r in out} == {"INV-1"}
+
+
+def test_a_positive_rate_plants_at_least_one_fault_and_zero_plants_none():
+    for seed in range(300):
+        assert any(plan_faulty(random.Random(seed), 4, 0.01))
+        assert not any(plan_faulty(random.Random(seed), 40, 0.0))
+    shares = [sum(plan_faulty(random.Random(seed), 100, 0.3)) / 100 for seed in range(200)]
+    assert 0.27 < sum(shares) / len(shares) < 0.33
+
+
+def test_invoice_numbers_are_unique_and_never_wider_than_the_widest():
+    for seed in range(50):
+        rng = random.Random(seed)
+        book = InvoiceBook(rng)
+        rows = [book.next(rng, 0.5) for _ in range(200)]
+        invoices = [invoice for _, invoice in rows]
+        assert len(set(invoices)) == 200
+        assert {kind for kind, _ in rows} == {SALE, PURCHASE}
+        assert all(invoice.startswith("INV-" if kind == SALE else "PO-") for kind, invoice in rows)
+        assert max(map(len, invoices)) <= len(widest_invoice(200))
+
+
+def test_too_few_rows_names_the_knob():
+    check_rows(5, 5, "num_rows")
+    with pytest.raises(ValueError, match="num_rows must be >= 5, got 4"):
+        check_rows(4, 5, "num_rows")

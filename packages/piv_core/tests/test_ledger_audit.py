@@ -1,0 +1,87 @@
+"""The shared ledger-audit layer: the walk that keys faults, grading under env names, per-code scores."""
+
+from typing import NamedTuple
+
+import pytest
+from piv_core.audit import code_scores, fault_pairs, read_fault_map
+from piv_core.ledger_audit import (
+    DUPLICATE_INVOICE,
+    OUTSIDE_PERIOD,
+    UNPARSED,
+    Key,
+    Scheme,
+    answer_text,
+    audit_rows,
+    fault_lists,
+)
+
+
+class Row(NamedTuple):
+    txn_id: str
+    invoice: str
+    late: bool
+
+
+def _faults_of(row: Row, seen: set[str]) -> tuple[str, ...]:
+    return tuple(
+        code for code, hit in ((DUPLICATE_INVOICE, row.invoice in seen), (OUTSIDE_PERIOD, row.late)) if hit
+    )
+
+
+def test_duplicates_and_out_of_period_rows_are_keyed_but_left_out():
+    rows = [Row("T1", "A", False), Row("T2", "A", False), Row("T3", "B", True), Row("T4", "C", False)]
+    faults, kept = audit_rows(rows, _faults_of)
+    assert faults == {"T2": (DUPLICATE_INVOICE,), "T3": (OUTSIDE_PERIOD,)}
+    assert [row.txn_id for row, _ in kept] == ["T1", "T4"]
+    assert fault_lists(faults) == {"T2": [DUPLICATE_INVOICE], "T3": [OUTSIDE_PERIOD]}
+
+
+SCHEME = Scheme(
+    labels=("a", "b", "c"), graded=("a", "b"), metric_names={"ok": "parsed", "share": "figure_accuracy"}
+)
+FIGURES = {"a": 100, "b": -5, "c": 7}
+FAULTS = {"T1": ["x"], "T2": ["x", "y"]}
+
+
+def test_the_key_itself_scores_full_and_an_ungraded_figure_does_not_count():
+    grade = SCHEME.grade(answer_text(FIGURES, FAULTS), FIGURES, FAULTS)
+    assert (grade.figures_correct, grade.fault_audit, grade.parsed, grade.num_flagged) == (1.0, 1.0, 1.0, 3.0)
+    wrong_c = answer_text({**FIGURES, "c": 8}, FAULTS)
+    assert SCHEME.grade(wrong_c, FIGURES, FAULTS).figures_correct == 1.0
+    wrong_b = answer_text({**FIGURES, "b": 5}, FAULTS)
+    assert SCHEME.metrics(SCHEME.grade(wrong_b, FIGURES, FAULTS)) == {"ok": 1.0, "share": 0.5}
+
+
+@pytest.mark.parametrize(
+    "reply", [None, "", "no block", "<answer>[1]</answer>", '<answer>{"a": "1.00"}</answer>']
+)
+def test_an_unparseable_reply_scores_zero(reply):
+    assert SCHEME.grade(reply, FIGURES, FAULTS) == UNPARSED
+
+
+def test_a_scheme_must_grade_figures_it_reads_and_name_real_fields():
+    with pytest.raises(ValueError, match="graded figures"):
+        Scheme(labels=("a",), graded=("b",), metric_names={})
+    with pytest.raises(ValueError, match="unknown grade fields"):
+        Scheme(labels=("a",), graded=("a",), metric_names={"m": "nope"})
+
+
+def test_a_reply_is_parsed_once_per_scheme():
+    reply = answer_text(FIGURES, FAULTS)
+    assert SCHEME.parse(reply) is SCHEME.parse(reply)
+    assert SCHEME.parse(reply).figures == FIGURES
+
+
+def test_code_scores_split_the_audit_by_code():
+    truth = fault_pairs(FAULTS)
+    claimed = read_fault_map({"T1": "x", "T2": ["y", "z"], "T3": ["x"]})
+    scores = code_scores(claimed, truth, ("x", "y", "w"))
+    assert (scores["x"].precision, scores["x"].recall) == (0.5, 0.5)
+    assert (scores["y"].precision, scores["y"].recall) == (1.0, 1.0)
+    assert (scores["w"].precision, scores["w"].recall, scores["w"].f1) == (0.0, 0.0, 1.0)
+    assert set(scores) == {"x", "y", "w"}
+
+
+def test_a_key_is_figures_and_faults():
+    key = Key({"a": 1}, {"T1": ("x",)})
+    assert key.figures == {"a": 1} and fault_lists(key.faults) == {"T1": ["x"]}
