@@ -9,8 +9,10 @@ reads the reply through `piv_core.answer`:
   `DIFF` (and ``data-figure`` / ``data-pair`` attributes naming them);
 - a coordinate answer (``family``, ``key``, ``tolerance``): the numbers beside the key and the
   error the environment measured against the tolerance, `DIFF` when it is not within it;
-- a ledger (``files``, ``fixes``, ``balances``): the text of the last ``write_ledger`` call
-  against the golden ledger as a unified diff, changed lines carrying `DIFF`.
+- a ledger (``files``, ``fixes``, ``balances``): each planted discrepancy and whether the
+  environment's own scorer (rerun in its sandbox on the ledger the reward scored) found it
+  resolved, its penalties and refusals, then the text of the last ``write_ledger`` call against
+  the golden ledger as a unified diff; an unresolved fix, a penalty and a changed line carry `DIFF`.
 
 Every other rollout gets no answer view; the report still shows its scores, tool calls and
 reply. Everything the model wrote is escaped before it reaches the page.
@@ -169,6 +171,21 @@ def golden_ledger(data: Mapping[str, Any]) -> str:
     return build(LedgerData.model_validate(dict(data)))
 
 
+def rescored(data: Mapping[str, Any], text: str | None) -> Any:
+    """`beancount_ledger.isolated.score` of `text` against the task's key: the environment's own
+    scorer, run in its sandbox worker as the reward runs it (model text never loads here)."""
+    from beancount_ledger import isolated
+    from beancount_ledger.taskset import LedgerData, key_of
+
+    return isolated.score(text, key_of(LedgerData.model_validate(dict(data))))
+
+
+def _normalized(text: str) -> list[str]:
+    """The lines of a ledger with runs of whitespace collapsed and any indentation made two spaces,
+    so alignment is no difference."""
+    return [("  " if line[:1].isspace() else "") + " ".join(line.split()) for line in text.splitlines()]
+
+
 def ledger_view(trace: dict[str, Any]) -> str | None:
     data = task_data(trace)
     if not all(isinstance(data.get(f), dict | list) for f in ("files", "fixes", "balances")):
@@ -181,12 +198,26 @@ def ledger_view(trace: dict[str, Any]) -> str | None:
     except Exception as error:  # noqa: BLE001 - a report shows why a key could not be rebuilt
         reason = f"{type(error).__name__}: {error}"
         return f'<p class="note">golden ledger not rebuilt: {escape(reason)}</p>'
+    scored = (trace.get("info") or {}).get("ledger")
+    scored = scored if isinstance(scored, str) else submitted
+    parts = [_resolution(data["fixes"], rescored(data, scored))]
     if submitted is None:
-        return f'<p class="note">no <code>{LEDGER_TOOL}</code> call: nothing was written</p>'
+        parts.append(f'<p class="note">no <code>{LEDGER_TOOL}</code> call: nothing was written</p>')
+        return "".join(parts)
+    if scored != submitted:
+        parts.append(
+            f'<p class="note">the last <code>{LEDGER_TOOL}</code> call was not the ledger scored '
+            "(the scorer reads the latest one the tool accepted)</p>"
+        )
+    parts.append(_diff(golden, submitted))
+    return "".join(parts)
+
+
+def _diff(golden: str, submitted: str) -> str:
     lines = list(
         difflib.unified_diff(
-            golden.splitlines(),
-            submitted.splitlines(),
+            _normalized(golden),
+            _normalized(submitted),
             "golden",
             f"submitted ({LEDGER_TOOL})",
             n=2,
@@ -207,17 +238,40 @@ def ledger_view(trace: dict[str, Any]) -> str | None:
         elif line.startswith("@@"):
             kind = "hunk"
         rendered.append(f"<span{_cls('line', kind)}>{escape(line)}</span>")
-    return _fixes(data["fixes"]) + '<pre class="ledger-diff">' + "".join(rendered) + "</pre>"
+    caption = "<p>written against golden (whitespace runs collapsed):</p>"
+    return caption + '<pre class="ledger-diff">' + "".join(rendered) + "</pre>"
 
 
-def _fixes(fixes: list[Any]) -> str:
-    """The planted discrepancies the golden ledger corrects, one line each."""
-    items = "".join(
-        f"<li>{escape(str(f.get('kind')))} {escape(str(f.get('ref')))} on {escape(str(f.get('date')))}</li>"
-        for f in fixes
-        if isinstance(f, dict)
+def _resolution(fixes: list[Any], score: Any) -> str:
+    """Each planted discrepancy and whether the scored ledger resolved it; what else the scorer saw."""
+    resolved = set(getattr(score, "resolved", ()) or ())
+    rows = []
+    for fix in fixes:
+        if not isinstance(fix, dict):
+            continue
+        ref = str(fix.get("ref"))
+        postings = ", ".join(f"{account} {amount}" for account, amount in (fix.get("fix") or {}).items())
+        done = ref in resolved
+        rows.append(
+            f"<tr><td>{escape(ref)}</td><td>{escape(str(fix.get('kind')))}</td>"
+            f"<td>{escape(str(fix.get('date')))}</td><td>{escape(postings)}</td>"
+            f'<td{_cls("fix", "" if done else DIFF)} data-fix="{escape(ref)}">'
+            f"{'resolved' if done else 'not resolved'}</td></tr>"
+        )
+    findings = [f"balances hit {score.balances_hit}/{score.balances_total}"]
+    for name in ("damaged", "fabricated", "invented"):
+        count = getattr(score, name, 0)
+        findings.append(f"<span{_cls('penalty', DIFF if count else '')}>{name} {count}</span>")
+    for reason, label in ((score.refused, "refused"), (score.error, "scorer error")):
+        if reason:
+            findings.append(f'<span class="{DIFF}">{label}: {escape(str(reason))}</span>')
+    findings += [f'<span class="{DIFF}">{escape(str(e))}</span>' for e in (score.errors or [])[:5]]
+    return (
+        '<table class="fixes"><caption>planted discrepancies, as the scorer judged the ledger</caption>'
+        "<tr><th>bank ref</th><th>kind</th><th>date</th><th>fix</th><th>scored</th></tr>"
+        + "".join(rows)
+        + f'</table><p class="findings">{"; ".join(findings)}</p>'
     )
-    return f'<div class="fixes">planted discrepancies ({len(fixes)}):<ul>{items}</ul></div>' if items else ""
 
 
 VIEWS: tuple[Callable[[dict[str, Any]], str | None], ...] = (figures_view, coordinates_view, ledger_view)

@@ -197,18 +197,36 @@ def ledger_data():
     return json.loads(taskset.make_task_data("bank_recon_001").model_dump_json())
 
 
-def test_the_last_write_ledger_call_is_diffed_against_the_golden_ledger(ledger_data):
+def normalized(line: str) -> str:
+    return ("  " if line[:1].isspace() else "") + " ".join(line.split())
+
+
+def test_the_last_write_ledger_call_is_diffed_and_rescored_against_the_key(ledger_data):
     golden = golden_ledger(ledger_data)
     lines = golden.splitlines()
-    dropped = next(i for i, line in enumerate(lines) if "Correction:" in line)
-    changed = "\n".join(lines[:dropped] + lines[dropped + 1 :]) + "\n"
+    last = max(i for i, line in enumerate(lines) if "Correction:" in line)  # drop the last correction
+    changed = "\n".join(lines[: last - 1]) + "\n"
     trace = ledger_trace(ledger_data, "first draft", changed)
     assert submitted_ledger(trace) == changed
     found = marked(ledger_view(trace))
-    assert [m["text"] for m in found] == ["-" + lines[dropped]]
+    assert [m["text"] for m in found if "line" in m["class"]] == [
+        "-" + normalized(x) for x in lines[last - 1 :]
+    ]
+    assert [m["data-fix"] for m in found if "data-fix" in m] == [ledger_data["fixes"][-1]["ref"]]
+    assert [m for m in found if "line" not in m["class"] and "data-fix" not in m] == []
     same = ledger_view(ledger_trace(ledger_data, "draft", golden))
     assert marked(same) == [] and "line for line" in same
-    assert "nothing was written" in ledger_view(ledger_trace(ledger_data))
+    nothing = ledger_view(ledger_trace(ledger_data))
+    assert "nothing was written" in nothing
+    assert len([m for m in marked(nothing) if "data-fix" in m]) == len(ledger_data["fixes"])
+
+
+def test_the_ledger_the_reward_scored_is_rescored_and_a_later_rejected_write_noted(ledger_data):
+    golden = golden_ledger(ledger_data)
+    trace = {**ledger_trace(ledger_data, golden, 'include "/etc/passwd"'), "info": {"ledger": golden}}
+    view = ledger_view(trace)
+    assert "was not the ledger scored" in view
+    assert not [m for m in marked(view) if "data-fix" in m]
 
 
 def test_without_beancount_ledger_the_view_says_so(ledger_data, monkeypatch):
