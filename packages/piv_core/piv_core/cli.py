@@ -160,7 +160,8 @@ def summarize_main(argv: list[str] | None = None) -> None:
     from piv_core.summary import render_groups, render_table, write_chart
 
     parser = argparse.ArgumentParser(
-        description="Summarize vf-eval run directories as a markdown table and a bar chart."
+        description="Summarize vf-eval run directories as a markdown table and a bar chart "
+        "(and, with --html, a self-contained HTML report)."
     )
     parser.add_argument("runs", nargs="+", type=Path, help="run directories (each holding traces.jsonl)")
     parser.add_argument(
