@@ -148,6 +148,9 @@ class Interval:
     def __str__(self) -> str:
         return f"[{_number(self.low)}, {_number(self.high)}]"
 
+    def unsigned(self) -> str:
+        return f"[{self.low:.3f}, {self.high:.3f}]"
+
 
 def _interval(values: Sequence[float]) -> Interval | None:
     if not values:
@@ -260,7 +263,7 @@ def summary_lines(c: Comparison) -> list[str]:
     """The comparison's findings, one sentence each (markdown and HTML share them)."""
     level = f"{LEVEL:.0%}"
     ratio = (
-        f"{c.ratio:.3f}, {level} bootstrap interval {c.ratio_interval}".replace("+", "")
+        f"{c.ratio:.3f}, {level} bootstrap interval {c.ratio_interval.unsigned()}"
         if math.isfinite(c.ratio) and c.ratio_interval
         else "undefined (a run has no correct delivery on the shared tasks)"
     )
@@ -275,7 +278,7 @@ def summary_lines(c: Comparison) -> list[str]:
         f"tokens per correct delivery: {c.a_name} {_rate(c.a_tokens_per_correct)} "
         f"({c.a_tokens} tokens / {c.a_correct} at 1.0), {c.b_name} {_rate(c.b_tokens_per_correct)} "
         f"({c.b_tokens} tokens / {c.b_correct} at 1.0)",
-        f"ratio ({c.b_name} / {c.a_name}): {ratio}",
+        f"tokens per correct delivery, ratio {c.b_name} / {c.a_name}: {ratio}",
     ]
 
 

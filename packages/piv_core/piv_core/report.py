@@ -84,7 +84,7 @@ def _stops_section(runs: list[EvalRun], labels: list[str]) -> str:
 
 
 def _direction(delta: float) -> str:
-    return "better" if delta > 0 else "worse" if delta < 0 else "same"
+    return "better" if delta > 0 else "worse" if delta < 0 else "tie"
 
 
 def _comparison_section(c: Comparison) -> str:

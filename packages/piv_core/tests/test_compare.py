@@ -8,7 +8,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from piv_core.compare import compare, main, pair_tasks, percentile, rollouts, sign_test
+from piv_core.compare import compare, main, pair_tasks, percentile, rollouts, sign_test, summary_lines
 from piv_core.runs import EvalRun
 
 
@@ -93,6 +93,9 @@ def test_comparison_figures_by_hand():
     assert c.delta_interval.low <= c.mean_delta <= c.delta_interval.high
     assert c.delta_interval.low < c.delta_interval.high
     assert c.ratio_interval is not None and c.ratio_interval.low <= c.ratio <= c.ratio_interval.high
+    lines = summary_lines(c)
+    assert "sign test: b better on 2, a better on 2 of 4 discordant tasks; exact two-sided p = 1" in lines[2]
+    assert lines[4].startswith("tokens per correct delivery, ratio b / a: 0.500, 95% bootstrap interval [")
 
 
 def test_bootstrap_is_deterministic_under_its_seed():
