@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import math
 import random
-import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ from fractions import Fraction
 from math import comb
 from pathlib import Path
 
-from piv_core.runs import EvalRun, completion_tokens, read_eval_run, task_key, trace_total
+from piv_core.runs import EvalRun, completion_tokens, natural_key, read_eval_run, task_key, trace_total
 
 RESAMPLES = 10_000
 """Bootstrap resamples for both intervals."""
@@ -93,7 +92,7 @@ def pair_tasks(a: Sequence[Rollout], b: Sequence[Rollout]) -> tuple[list[TaskPai
 
     tasks_a, tasks_b = by_task(a), by_task(b)
     pairs = []
-    for task, ra in sorted(tasks_a.items(), key=lambda item: _natural(item[0])):
+    for task, ra in sorted(tasks_a.items(), key=lambda item: natural_key(item[0])):
         rb = tasks_b.get(task)
         if rb is None:
             continue
@@ -111,11 +110,6 @@ def pair_tasks(a: Sequence[Rollout], b: Sequence[Rollout]) -> tuple[list[TaskPai
             )
         )
     return pairs, len(tasks_a.keys() - tasks_b.keys()), len(tasks_b.keys() - tasks_a.keys())
-
-
-def _natural(text: str) -> list[tuple[int, int | str]]:
-    """A sort key ordering ``task-2`` before ``task-10``."""
-    return [(0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", text) if part]
 
 
 def sign_test(wins: int, losses: int) -> Fraction:

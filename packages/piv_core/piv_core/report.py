@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 from html import escape
 from pathlib import Path
 from typing import Any
 
 from piv_core.compare import RESAMPLES, SEED, Comparison, compare, summary_lines
 from piv_core.report_views import answer_view
-from piv_core.runs import EvalRun, last_reply, task_data, task_key, tool_calls, trace_total
+from piv_core.runs import EvalRun, last_reply, natural_key, task_data, task_key, tool_calls, trace_total
 from piv_core.summary import FULL_MARKS, chart_svg, run_labels, table_rows
 
 ARGUMENTS_SHOWN = 300
@@ -107,11 +108,7 @@ def _tasks(runs: list[EvalRun]) -> dict[str, list[list[dict[str, Any]]]]:
     for i, run in enumerate(runs):
         for trace in run.traces:
             tasks.setdefault(task_key(trace), [[] for _ in runs])[i].append(trace)
-
-    def natural(text: str) -> list[tuple[int, int | str]]:
-        return [(0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", text) if p]
-
-    return dict(sorted(tasks.items(), key=lambda item: natural(item[0])))
+    return dict(sorted(tasks.items(), key=lambda item: natural_key(item[0])))
 
 
 def _grid(tasks: dict[str, list[list[dict[str, Any]]]], labels: list[str]) -> str:
@@ -231,7 +228,8 @@ def render_html(runs: list[EvalRun], resamples: int = RESAMPLES, seed: int = SEE
     comparison = ""
     if len(runs) == 2:
         try:
-            comparison = _comparison_section(compare(runs[0], runs[1], resamples, seed))
+            paired = compare(runs[0], runs[1], resamples, seed)
+            comparison = _comparison_section(replace(paired, a_name=labels[0], b_name=labels[1]))
         except ValueError as error:
             comparison = f'<p class="note">no paired comparison: {escape(str(error))}</p>'
     return (

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -129,6 +130,11 @@ def trace_total(trace: dict[str, Any]) -> float | None:
     if not rewards:
         return None
     return sum(float(r.get("score") or 0.0) * float(r.get("weight", 1.0)) for r in rewards.values())
+
+
+def natural_key(text: str) -> list[tuple[int, int | str]]:
+    """A sort key ordering ``task-2`` before ``task-10``."""
+    return [(0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", text) if part]
 
 
 def task_data(trace: dict[str, Any]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from piv_core.runs import (
     completion_tokens,
     last_reply,
     mean_stderr,
+    natural_key,
     read_eval_run,
     read_validate_run,
     task_key,
@@ -154,6 +155,7 @@ def test_trace_readers():
     assert (task_key(trace), completion_tokens(trace), trace_total(trace)) == ("3", 10, None)
     assert tool_calls(trace) == [("grep", '{"p": 1}'), ("submit", "{}")]
     assert last_reply(trace) == "first"
+    assert sorted(["t-10", "t-2", "b", "t-1"], key=natural_key) == ["b", "t-1", "t-2", "t-10"]
 
 
 def test_failed_episodes_are_kept_with_their_task_and_errors(tmp_path):

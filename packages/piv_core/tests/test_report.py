@@ -154,6 +154,8 @@ def test_comparison_section_only_for_exactly_two_runs(tmp_path):
     assert "Paired comparison" not in render_html(runs[:1])
     assert "Paired comparison: b vs a" in render_html(runs[:2])
     assert "Paired comparison" not in render_html(runs)
+    same_name = [run_of(tmp_path / parent / "oracle", one) for parent in ("x", "y")]
+    assert "Paired comparison: y/oracle vs x/oracle" in render_html(same_name)
 
 
 def test_three_runs_of_one_model_are_told_apart(tmp_path):
