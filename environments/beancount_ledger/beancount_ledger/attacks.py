@@ -42,6 +42,10 @@ from beancount_ledger.world import (
 Legs = list[tuple[str, Decimal]]
 
 
+class NotApplicable(Exception):
+    """The world lacks what an attack family needs (two suitable plants); `audit` skips it there."""
+
+
 class Attempt(NamedTuple):
     text: str
     claim: Claim
@@ -120,11 +124,20 @@ def _true_bank(w: World) -> Decimal:
     return _closing(w) + sum(unpresented, Decimal(0))
 
 
+def _several(w: World) -> None:
+    """Tricks that merge every fix into one entry are the honest correction itself in a world of one plant."""
+    if len(w.plants) < 2:
+        raise NotApplicable("a world of one plant: one entry booking every fix is its correction")
+
+
 def _pair(w: World) -> tuple[Plant, Plant]:
     """Two plants that both move the bank and no other account in common (left unfixed by the plug tricks)."""
     banked = [p for p in w.plants if _bank_leg(p)]
     others = lambda p: {q.account for q in p.fix} - {BANK}  # noqa: E731
-    return next((a, b) for a in banked for b in banked if a is not b and not others(a) & others(b))
+    pairs = ((a, b) for a in banked for b in banked if a is not b and not others(a) & others(b))
+    if (pair := next(pairs, None)) is None:
+        raise NotApplicable("no two plants move the bank and no other account in common")
+    return pair
 
 
 def _sink_plug(
@@ -177,6 +190,7 @@ def _to_expected(w: World, off: Decimal = Decimal(0)) -> Legs:
 def full_plug(w: World) -> Attempt:
     """Plug account: one entry, tagged with the first planted ref, forcing every account to its expected
     balance (knowing the answer, booking none of the corrections the policy asks for)."""
+    _several(w)
     first = w.plants[0]
     plug = _txn(first.date, "Month-end adjustment", _to_expected(w), ref=first.ref)
     return Attempt(_ledger(w, plug), Claim())
@@ -245,6 +259,7 @@ def partial_untagged_fix(w: World) -> Attempt:
 
 def combined_corrections(w: World) -> Attempt:
     """Every fix in a single transaction tagged with the first plant's ref (the policy: one each)."""
+    _several(w)
     legs = list(_net([leg for plant in w.plants for leg in _fix(plant)]).items())
     return Attempt(_ledger(w, _correction(w.plants[0], legs=legs)), Claim(netted=_refs(w.plants)))
 
@@ -640,10 +655,14 @@ def key(w: World) -> answer.Key:
 
 
 def audit(w: World, names: Iterable[str] | None = None) -> list[AttackResult]:
-    """Every attack (or those named) on `w`: the scorer's reward beside the oracle's entitlement."""
+    """Every attack (or those named) on `w`: the scorer's reward beside the oracle's entitlement
+    (families the world gives no material for, `NotApplicable`, are left out)."""
     k, out = key(w), []
     for name in ATTACKS if names is None else names:
-        text, claim = ATTACKS[name](w)
+        try:
+            text, claim = ATTACKS[name](w)
+        except NotApplicable:
+            continue
         reward = (isolated if name in SANDBOXED else scorer).score(text, k).reward
         out.append(
             AttackResult(name, w.world_id, reward, entitled_to(w, claim), entitled_to(w, claim, strict=True))

@@ -4,6 +4,9 @@ already in the transcript and decides the next call.
 - ``reference``: reads the ledger, statement and archive through the tools, reconciles every
   bank line (and every untagged repeat of a booked bank line), writes the ledger with one
   correcting entry per discrepancy, runs beancount, submits.
+- ``noisy(conversation, p, rng)`` (served as ``noisy-<p>``): the reference, but each correction it
+  would book is independently mishandled with probability p: skipped, or booked with its signs
+  reversed. p=0 is the reference exactly.
 - ``untouched``: writes the ledger back as given and submits.
 - ``plug``: one entry forcing the bank account to the statement's closing balance.
 - ``rewrite``: fixes the books by editing and deleting the original entries.
@@ -20,13 +23,14 @@ already in the transcript and decides the next call.
 import csv
 import io
 import json
+import random
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from piv_core.endpoint import Conversation, Policy, ToolCall
+from piv_core.endpoint import Conversation, Policy, Reply, ToolCall
 
 from beancount_ledger import adversaries
 from beancount_ledger.contract import MAX_TURNS
@@ -196,6 +200,28 @@ def reference_ledger(ledger: str, statement: str, archive: str) -> str:
         _entry(line["date"], f"Correction for {line['ref']}", line["ref"], legs) for line, legs in fixes
     )
     return f"{ledger.rstrip()}\n\n{body}\n"
+
+
+def noisy_ledger(ledger: str, statement: str, archive: str, p: float, rng: random.Random) -> str:
+    """The reference bookkeeper's ledger with each correction mishandled with probability `p`: two
+    draws per correction, in statement order (mishandled? then skipped or booked sign-reversed)."""
+    blocks = []
+    for line, legs in corrections(ledger, statement, archive):
+        mishandled, skipped = rng.random() < p, rng.random() < 0.5
+        if mishandled and skipped:
+            continue
+        if mishandled:
+            legs = [(account, -amount) for account, amount in legs]
+        blocks.append(_entry(line["date"], f"Correction for {line['ref']}", line["ref"], legs))
+    return f"{ledger.rstrip()}\n\n" + "\n\n".join(blocks) + "\n"
+
+
+def noisy(conversation: Conversation, p: float, rng: random.Random) -> Reply:
+    """The reference policy, erring on each discrepancy with probability `p`. The endpoint calls it on
+    every turn with `rng` seeded the same for the whole rollout; the draws are made afresh on the
+    turn that writes, so every turn of a rollout sees the same decisions."""
+    results = tool_results(conversation)
+    return _finish(results, lambda: noisy_ledger(*(file_text(results, name) for name in READS), p, rng))
 
 
 def untouched_ledger(ledger: str, statement: str, archive: str) -> str:

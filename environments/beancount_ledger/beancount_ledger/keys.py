@@ -2,8 +2,10 @@
 
 A selector names one world: ``bank_recon_001`` (the shipped, hand-authored one), ``train:<n>``,
 ``eval:<n>`` or ``train:<n>:hard`` (n < 100,000, no leading zeros), or ``dev:<n>`` (a world
-generated from the bare integer n, for the repository's own tests). Ranges such as
-``eval:0-199`` or ``train:0-9:hard`` expand to every index in them.
+generated from the bare integer n, for the repository's own tests). ``train:<n>:level<k>``,
+``eval:<n>:level<k>`` and ``dev:<n>:level<k>`` name the same index at rung k of the difficulty
+ladder (`ladder.py`). Ranges such as ``eval:0-199`` or ``train:0-9:hard`` expand to every index
+in them.
 
 A keyed world's seed is an HMAC-SHA256 of its selector under the evaluator secret
 (``PIV_EVAL_SECRET``, else the file ``~/.piv/eval_secret``; at least 16 bytes), so nothing an
@@ -23,7 +25,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from beancount_ledger import world
+from beancount_ledger import ladder, world
 
 SHIPPED = "bank_recon_001"
 SECRET_ENV = "PIV_EVAL_SECRET"
@@ -46,7 +48,8 @@ class Refused(ValueError):
     """A selector the taskset will not serve; `reason` is one of `REASONS`."""
 
     def __init__(self, reason: str, detail: str) -> None:
-        assert reason in REASONS, reason
+        if reason not in REASONS:
+            raise ValueError(f"unknown refusal reason {reason!r}; expected one of {REASONS}")
         self.reason, self.detail = reason, detail
         super().__init__(f"{reason}: {detail}")
 
@@ -64,11 +67,11 @@ POPULATIONS = {
 }
 """Disjoint years per population: no company-month is in two of them (the shipped world is 2024)."""
 
-_KEYED = re.compile(r"(train|eval):(0|[1-9]\d*)(?:-(0|[1-9]\d*))?(:hard)?")
-_DEV = re.compile(r"dev:(0|[1-9]\d*)(?:-(0|[1-9]\d*))?")
+_KEYED = re.compile(r"(train|eval):(0|[1-9]\d*)(?:-(0|[1-9]\d*))?(:hard|:level[1-9]\d*)?")
+_DEV = re.compile(r"dev:(0|[1-9]\d*)(?:-(0|[1-9]\d*))?(:level[1-9]\d*)?")
 GRAMMAR = (
-    f"'{SHIPPED}', 'train:<n>', 'eval:<n>', 'train:<n>:hard' (n < {MAX_INDEX:,}) "
-    "or a range such as 'eval:0-199'"
+    f"'{SHIPPED}', 'train:<n>', 'eval:<n>', 'train:<n>:hard' (n < {MAX_INDEX:,}), "
+    "a range such as 'eval:0-199', or a generated one at a rung of the ladder, such as 'eval:<n>:level<k>'"
 )
 
 
@@ -87,14 +90,20 @@ def expand(selector: str) -> list[str]:
         return [selector]
     keyed, dev = _KEYED.fullmatch(selector), _DEV.fullmatch(selector)
     if keyed:
-        split, lo, hi, hard = keyed.groups()
-        if hard and split != "train":
+        split, lo, hi, profile = keyed.groups()
+        if profile == ":hard" and split != "train":
             raise Refused("malformed selector", f"{selector!r}: the hard profile is 'train:<n>:hard'")
-        prefix, suffix = split, hard or ""
+        prefix, suffix = split, profile or ""
     elif dev:
-        (lo, hi), prefix, suffix = dev.groups(), "dev", ""
+        lo, hi, level = dev.groups()
+        prefix, suffix = "dev", level or ""
     else:
         raise Refused("malformed selector", f"{selector!r}; expected {GRAMMAR}")
+    if suffix.startswith(ladder.SUFFIX):
+        try:
+            ladder.check(int(suffix.removeprefix(ladder.SUFFIX)))
+        except ValueError as error:
+            raise Refused("malformed selector", f"{selector!r}: {error}") from None
     first, last = int(lo), int(hi if hi is not None else lo)
     if last < first:
         raise Refused("malformed selector", f"{selector!r}: the range ends before it starts")
@@ -130,9 +139,11 @@ def world_seed(secret: bytes, selector: str) -> int:
 
 
 def keyed_world(selector: str, secret: bytes) -> world.World:
-    """The world of keyed `selector` under `secret`."""
-    pop = POPULATIONS[population(selector)]
-    return world.generate(world_seed(secret, selector), hard=pop.hard, years=pop.years, world_id=selector)
+    """The world of keyed `selector` under `secret` (at its rung's profile, when it names one)."""
+    pop, seed = POPULATIONS[population(selector)], world_seed(secret, selector)
+    if (level := ladder.level_of(selector)) is not None:
+        return world.generate(seed, years=pop.years, world_id=selector, profile=ladder.profile(level))
+    return world.generate(seed, hard=pop.hard, years=pop.years, world_id=selector)
 
 
 def resolve(selector: str, secret: bytes | None = None) -> world.World:
@@ -140,6 +151,9 @@ def resolve(selector: str, secret: bytes | None = None) -> world.World:
     if selector == SHIPPED:
         return world.bank_recon_001()
     if selector.startswith("dev:"):
+        if (level := ladder.level_of(selector)) is not None:
+            seed = int(selector[4:].split(":", 1)[0])
+            return world.generate(seed, world_id=selector, profile=ladder.profile(level))
         return world.generate(int(selector[4:]))
     if secret is None:
         secret = read_secret()

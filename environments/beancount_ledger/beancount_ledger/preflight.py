@@ -1,6 +1,11 @@
 """The release preflight: mint the keyed population, gate every world, and write the signed manifest.
 
-``beancount-ledger-preflight [--train 1000] [--eval 200] [--hard 200] [--manifest PATH]``
+``beancount-ledger-preflight [--train 1000] [--eval 200] [--hard 200] [--levels 1,2,3,4 [--level-worlds 100]]
+[--manifest PATH]``
+
+``--levels`` also certifies rungs of the difficulty ladder (`ladder.py`): ``train:<n>:level<k>`` and
+``eval:<n>:level<k>`` for the first ``--level-worlds`` indices of each split, at each rung given, so that
+a taskset with ``level`` set may serve them (its selectors must be within those indices).
 
 Phase 1, offline, in worker processes, on every minted world:
 - minting twice gives byte-identical task data;
@@ -29,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from beancount_ledger import keys, release
+from beancount_ledger import keys, ladder, release
 
 
 @dataclass
@@ -41,12 +46,41 @@ class Minted:
     """`attacks.AttackResult` of every attack on this world."""
 
 
-def population(train: int, eval_: int, hard: int) -> list[str]:
+def population(train: int, eval_: int, hard: int, levels: list[int] = (), level_worlds: int = 0) -> list[str]:
     return [
         *(f"train:{n}" for n in range(train)),
         *(f"eval:{n}" for n in range(eval_)),
         *(f"train:{n}:hard" for n in range(hard)),
+        *(
+            ladder.levelled(f"{split}:{n}", k)
+            for k in levels
+            for split in ("train", "eval")
+            for n in range(level_worlds)
+        ),
     ]
+
+
+def label(selector: str) -> str:
+    """The group a selector is counted in: its population, or its population at its rung."""
+    level = ladder.level_of(selector)
+    return keys.population(selector) + ("" if level is None else f" level {level}")
+
+
+def levels(text: str) -> list[int]:
+    """``--levels``: rungs, comma-separated (``1,2``) or as a range (``1-4``)."""
+    out: list[int] = []
+    for part in filter(None, text.split(",")):
+        lo, _, hi = part.partition("-")
+        try:
+            out += range(int(lo), int(hi or lo) + 1)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"--levels: not a rung or range of rungs: {part!r}") from None
+    for k in out:
+        try:
+            ladder.check(k)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(f"--levels: {error}") from None
+    return sorted(set(out))
 
 
 def mint(selector: str) -> Minted:
@@ -82,6 +116,7 @@ def mint(selector: str) -> Minted:
             if result.exploit:
                 out.failures.append(f"attack {result.name} scores {result.reward} > {result.entitlement}")
         out.record = {
+            **({} if (level := ladder.level_of(selector)) is None else {"level": level}),
             "population": keys.population(selector),
             "public_id": data.public_id,
             "digest": release.task_digest(data),
@@ -164,6 +199,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eval", type=int, default=200, help="eval:<n> worlds (default 200)")
     parser.add_argument("--hard", type=int, default=200, help="train:<n>:hard worlds (default 200)")
     parser.add_argument(
+        "--levels", type=levels, default=[], help="rungs to certify too, e.g. 1-4 (default none)"
+    )
+    parser.add_argument(
+        "--level-worlds", type=int, default=100, help="indices per split certified at each rung (default 100)"
+    )
+    parser.add_argument(
         "--manifest", default=None, help=f"where to write it (default {release.DEFAULT_MANIFEST})"
     )
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
@@ -176,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     secret = keys.read_secret()
     target = release.manifest_path(args.manifest)
-    selectors = population(args.train, args.eval, args.hard)
+    selectors = population(args.train, args.eval, args.hard, args.levels, args.level_worlds)
     for selector in selectors:
         keys.expand(selector)  # the indices are in range
     minted = phase_one(selectors, max(1, args.workers))
@@ -187,12 +228,13 @@ def main(argv: list[str] | None = None) -> int:
     problems = phase_two(pending) if passed else {}
     pending.unlink()
     released = {s: r for s, r in passed.items() if s not in problems}
-    counts = {p: sum(1 for s in selectors if keys.population(s) == p) for p in keys.POPULATIONS}
+    groups = dict.fromkeys([*keys.POPULATIONS, *map(label, selectors)])
+    counts = {p: sum(1 for s in selectors if label(s) == p) for p in groups}
     release.write_manifest(target, released, secret, phase="released", populations=counts)
     wall = time.perf_counter() - started
 
     by_population = ", ".join(
-        f"{p} {sum(1 for s in released if keys.population(s) == p)}/{n}" for p, n in counts.items() if n
+        f"{p} {sum(1 for s in released if label(s) == p)}/{n}" for p, n in counts.items() if n
     )
     from beancount_ledger import attacks
 

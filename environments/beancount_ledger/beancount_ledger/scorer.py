@@ -29,6 +29,7 @@ tools never call it directly on model text (see `isolated.py`).
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
@@ -38,8 +39,8 @@ from typing import Any
 from beancount.core import data
 
 from beancount_ledger import gate
-from beancount_ledger.answer import Key
-from beancount_ledger.world import Posting, net
+from beancount_ledger.answer import Fix, Key
+from beancount_ledger.world import HARD_KINDS, Posting, net
 
 PENALTY = Decimal("0.1")
 _ALLOWED_NEW = (data.Balance, data.Note)
@@ -74,6 +75,24 @@ class Score:
             "penalty_invented": float(self.invented),
             "scorer_error": float(self.error is not None),
         }
+
+
+SKILL_KINDS = HARD_KINDS
+"""Every kind of discrepancy any profile plants: each has its `skill_metrics` on every trace."""
+
+
+def skill_metrics(result: Score, fixes: Iterable[Fix]) -> dict[str, float]:
+    """Per skill, with fixed names whatever the world: ``has_<kind>`` (how many discrepancies of that
+    kind were planted), ``resolved_<kind>`` (the share of them resolved as their own entries; 0 when
+    none was planted) and ``balances_hit_share`` (the share of expected balances hit)."""
+    resolved, planted = set(result.resolved), list(fixes)
+    out: dict[str, float] = {}
+    for kind in SKILL_KINDS:
+        refs = [f.ref for f in planted if f.kind == kind]
+        out[f"has_{kind}"] = float(len(refs))
+        out[f"resolved_{kind}"] = sum(r in resolved for r in refs) / len(refs) if refs else 0.0
+    out["balances_hit_share"] = result.balances_hit / result.balances_total if result.balances_total else 0.0
+    return out
 
 
 def _meta(entry: Any) -> tuple[tuple[str, str], ...]:

@@ -9,8 +9,11 @@ Reward (`ledger`, weight 1): `scorer.score` of the latest ledger accepted by `wr
 run in a sandbox worker (`isolated.score`) and computed once per trace for the reward and the
 metrics: parse-gated, 0.5 x balances hit + 0.5 x discrepancies resolved - 0.1 per penalty; 0
 when nothing was written, and 0 with ``scorer_error`` 1 when the worker failed on the ledger.
+Metrics (`components`): the score's parts, the per-skill ``has_<kind>``, ``resolved_<kind>`` and
+``balances_hit_share`` (`scorer.skill_metrics`), and the episode's tool use.
 Knobs: ``selectors`` (list; default the shipped ``bank_recon_001``; keyed ``train:<n>``,
-``eval:<n>``, ``train:<n>:hard`` and ranges such as ``eval:0-199``, see `keys.py`) and
+``eval:<n>``, ``train:<n>:hard`` and ranges such as ``eval:0-199``, see `keys.py`), ``level``
+(a rung of the difficulty ladder applied to every selector, see `ladder.py`; unset: none) and
 ``manifest`` (the signed release manifest keyed selectors must be in, see `release.py`).
 """
 
@@ -21,11 +24,11 @@ from functools import cached_property, lru_cache
 import verifiers.v1 as vf
 from pydantic import field_validator, model_validator
 
-from beancount_ledger import answer, contract, isolated, keys, release, world
+from beancount_ledger import answer, contract, isolated, keys, ladder, release, world
 from beancount_ledger.answer import Fix
 from beancount_ledger.keys import SHIPPED, Refused
 from beancount_ledger.release import public_id, task_digest
-from beancount_ledger.scorer import Score, score
+from beancount_ledger.scorer import Score, score, skill_metrics
 from beancount_ledger.tools import LedgerState, LedgerToolset
 
 
@@ -103,7 +106,9 @@ class LedgerTask(vf.Task[LedgerData, LedgerState, LedgerTaskConfig]):
 
     @vf.metric
     async def components(self, trace: vf.Trace) -> dict[str, float]:
-        metrics = self._score(trace).metrics()
+        scored = self._score(trace)
+        metrics = scored.metrics()
+        metrics.update(skill_metrics(scored, self.data.fixes))
         metrics["submitted"] = float(bool(trace.info.get("submitted")))
         metrics["observation_bytes"] = float(trace.info.get("observation_bytes", 0))
         metrics["budget_hits"] = float(trace.info.get("budget_hits", 0))
@@ -134,6 +139,9 @@ class LedgerConfig(vf.TasksetConfig):
     selectors: list[str] = [SHIPPED]
     """Worlds to serve: 'bank_recon_001', 'train:<n>', 'eval:<n>', 'train:<n>:hard' or a range
     such as 'eval:0-199' (expanded on validation)."""
+    level: int | None = None
+    """A rung of the difficulty ladder (1 .. `ladder.RUNGS`), applied to every selector: 'train:<n>'
+    becomes 'train:<n>:level<k>' (unset: the selectors' own worlds)."""
     manifest: str | None = None
     """The signed release manifest (default ~/.piv/beancount-ledger/manifest.json)."""
     tools: vf.SharedToolsetConfig = vf.SharedToolsetConfig()
@@ -150,6 +158,13 @@ class LedgerConfig(vf.TasksetConfig):
 
     @model_validator(mode="after")
     def _admitted(self) -> "LedgerConfig":
+        if self.level is not None:
+            ladder.check(self.level)
+            # Given selectors take the level now; the default (the shipped world, which takes none)
+            # is refused when the taskset loads, so that every rung can be named without a world.
+            if "selectors" in self.model_fields_set:
+                levelled = [ladder.levelled(s, self.level) for s in self.selectors]
+                object.__setattr__(self, "selectors", levelled)
         try:
             release.admit(self.selectors, self.manifest)
         except Refused as refusal:
@@ -189,9 +204,12 @@ class LedgerTaskset(vf.Taskset[LedgerTask, LedgerConfig]):
 
     def load(self) -> Iterator[LedgerTask]:
         """Every selector, admitted by `release.admit`, its world checked against its certified digest."""
-        certified = release.admit(self.config.selectors, self.config.manifest)
-        secret = keys.read_secret() if any(keys.is_keyed(s) for s in self.config.selectors) else None
-        for selector in self.config.selectors:
+        selectors = self.config.selectors
+        if self.config.level is not None:
+            selectors = [ladder.levelled(s, self.config.level) for s in selectors]
+        certified = release.admit(selectors, self.config.manifest)
+        secret = keys.read_secret() if any(keys.is_keyed(s) for s in selectors) else None
+        for selector in selectors:
             data = make_task_data(selector, secret)
             if selector in certified and task_digest(data) != certified[selector]:
                 raise Refused(

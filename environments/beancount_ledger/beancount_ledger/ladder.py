@@ -1,0 +1,72 @@
+"""The difficulty ladder: the taskset's ``level`` knob as a world profile, rung 1 the easiest.
+
+A level is applied on top of the selectors: ``selectors=["train:0-99"], level=1`` serves the worlds
+``train:0:level1`` .. ``train:99:level1``, each keyed by its own selector (so a rung never serves
+another rung's world, nor the unlevelled one) and drawn from its split's years. Rung 1 is a short
+month with a single discrepancy, its kind drawn per world; rung 2 a short month with three; rung 3
+the standard month (all five standard kinds); rung 4 the hard month (eight kinds and decoys). The
+policy and the prompt describe the score the same way at every rung: the share of discrepancies
+corrected, whatever their number. The shipped world and the ``:hard`` selectors name their own
+profile and take no level.
+"""
+
+from __future__ import annotations
+
+from piv_core.ladder import check_rungs, rung_table
+
+from beancount_ledger import world
+
+RUNGS = {
+    1: {"profile": world.PROFILES["single"].name},
+    2: {"profile": world.PROFILES["three"].name},
+    3: {"profile": world.STANDARD.name},
+    4: {"profile": world.HARD.name},
+}
+check_rungs(RUNGS)
+KNOB = "level"
+SUFFIX = ":level"
+
+
+def check(level: int, knob: str = KNOB) -> int:
+    """`level` when it is a rung; else the ladder's error, naming the knob and the range."""
+    if level not in RUNGS:
+        raise ValueError(f"{knob} must be between 1 and {len(RUNGS)}, got {level}")
+    return level
+
+
+def profile(level: int) -> world.Profile:
+    """The world profile of rung `level`."""
+    return world.PROFILES[RUNGS[check(level)]["profile"]]
+
+
+def level_of(selector: str) -> int | None:
+    """The rung a canonical selector names (None: unlevelled)."""
+    head, _, tail = selector.rpartition(SUFFIX)
+    return int(tail) if head and tail.isdigit() else None
+
+
+def levelled(selector: str, level: int) -> str:
+    """Canonical `selector` at rung `level` (unchanged when it already names that rung). Raises
+    ValueError naming the knob for a selector that takes no level or already names another rung."""
+    check(level)
+    named = level_of(selector)
+    if named == level:
+        return selector
+    if named is not None:
+        raise ValueError(f"{KNOB} {level} was set, but selector {selector!r} already names level {named}")
+    if selector.endswith(":hard"):
+        raise ValueError(
+            f"{KNOB} {level} does not apply to {selector!r}: ':hard' names its own profile "
+            f"(the top rung is {KNOB} {len(RUNGS)} on {selector.removesuffix(':hard')!r})"
+        )
+    if not selector.startswith(("train:", "eval:", "dev:")):
+        raise ValueError(
+            f"{KNOB} {level} does not apply to {selector!r}: levels apply to generated worlds "
+            "('train:<n>', 'eval:<n>')"
+        )
+    return f"{selector}{SUFFIX}{level}"
+
+
+def table() -> str:
+    """The ladder as a markdown table."""
+    return rung_table(RUNGS)

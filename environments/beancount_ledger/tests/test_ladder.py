@@ -1,0 +1,123 @@
+"""The difficulty ladder: every rung solvable exactly by the golden ledger and the reference, harder
+rung by rung, released through the same manifest, and every bad combination refused by name."""
+
+import asyncio
+import json
+
+import pytest
+import verifiers.v1 as vf
+from beancount_ledger import answer, baselines, keys, ladder, preflight, release, world
+from beancount_ledger.release import task_digest
+from beancount_ledger.scorer import score
+from beancount_ledger.taskset import LedgerConfig, LedgerTask, LedgerTaskConfig, LedgerTaskset, make_task_data
+from beancount_ledger.tools import LedgerState, LedgerToolset, rollout
+from piv_core.endpoint import Conversation
+from pydantic import ValidationError
+
+SECRET = "an evaluator secret of some length"
+LEVELS = sorted(ladder.RUNGS)
+
+
+def _reference(data) -> str:
+    """The ledger the reference policy writes after reading the files through the real read_file tool."""
+    tools = LedgerToolset(vf.SharedToolsetConfig())
+    messages: list[dict] = [{"role": "user", "content": "Reconcile the books."}]
+    with rollout(LedgerState(files=dict(data.files))):
+        for n, name in enumerate(baselines.READS):
+            call = {"id": f"c{n}", "function": {"name": "read_file", "arguments": json.dumps({"name": name})}}
+            messages.append({"role": "assistant", "content": "", "tool_calls": [call]})
+            messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": tools.read_file(name)})
+    (call,) = baselines.reference(Conversation(messages, []))
+    return call.arguments["text"]
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_every_rung_scores_one_for_golden_and_reference_and_validates(level):
+    for n in range(8):
+        data = make_task_data(f"dev:{n}:level{level}")
+        key = answer.key_of(data)
+        assert score(answer.golden_ledger(data), key).reward == 1.0, n
+        assert score(_reference(data), key).reward == 1.0, n
+        assert asyncio.run(LedgerTask(data, LedgerTaskConfig()).validate(None)), n
+
+
+def test_rungs_grow_in_discrepancies_and_length():
+    worlds = {k: [keys.resolve(f"dev:{n}:level{k}") for n in range(40)] for k in LEVELS}
+    plants = {k: {len(w.plants) for w in ws} for k, ws in worlds.items()}
+    assert plants == {1: {1}, 2: {3}, 3: {len(world.PLANT_KINDS)}, 4: {len(world.HARD_KINDS)}}
+    # Rung 1 draws its single kind per world: every standard kind appears.
+    assert {w.plants[0].kind for w in worlds[1]} == set(world.PLANT_KINDS)
+    assert all(not w.hard for k in (1, 2, 3) for w in worlds[k]) and all(w.hard for w in worlds[4])
+    size = {k: sum(len(w.booked) for w in ws) for k, ws in worlds.items()}
+    assert size[1] < size[3] < size[4] and size[2] < size[3]
+
+
+def test_unset_level_serves_the_selectors_own_worlds(dev_worlds):
+    plain = [t.data for t in LedgerTaskset(LedgerConfig(selectors=["dev:3", "train:4"]))]
+    expected = [make_task_data("dev:3"), make_task_data("train:4", dev_worlds.encode())]
+    assert [task_digest(d) for d in plain] == [task_digest(d) for d in expected]
+    levelled = LedgerConfig(selectors=["dev:3", "train:4"], level=1)
+    assert levelled.selectors == ["dev:3:level1", "train:4:level1"]
+    # A config that went through JSON and back keeps its rung, and serves the same worlds.
+    again = LedgerConfig.model_validate(json.loads(levelled.model_dump_json()))
+    assert again.selectors == levelled.selectors
+    served = [t.data for t in LedgerTaskset(again)]
+    assert [d.id for d in served] == ["dev:3:level1", "train:4:level1"]
+    assert len(served[0].fixes) == 1 and task_digest(served[1]) != task_digest(plain[1])
+
+
+@pytest.mark.parametrize(
+    ("config", "words"),
+    [
+        ({"selectors": ["dev:1"], "level": 0}, "level must be between 1 and 4, got 0"),
+        ({"selectors": ["dev:1"], "level": 5}, "level must be between 1 and 4, got 5"),
+        ({"selectors": ["bank_recon_001"], "level": 1}, "level 1 does not apply to 'bank_recon_001'"),
+        ({"selectors": ["train:2:hard"], "level": 2}, "':hard' names its own profile"),
+        ({"selectors": ["dev:2:level1"], "level": 2}, "already names level 1"),
+        ({"selectors": ["dev:2:level7"]}, "level must be between 1 and 4, got 7"),
+    ],
+)
+def test_bad_combinations_fail_naming_the_knob(dev_worlds, config, words):
+    with pytest.raises(ValidationError) as caught:
+        LedgerConfig(**config)
+    assert words in str(caught.value) and "level" in str(caught.value)
+
+
+def test_a_level_over_the_default_selectors_fails_at_load():
+    config = LedgerConfig(level=2)  # every rung can be named without a world ...
+    with pytest.raises(ValueError, match="level 2 does not apply to 'bank_recon_001'"):
+        list(LedgerTaskset(config))  # ... but the shipped world takes none
+
+
+def test_a_levelled_selector_needs_its_own_manifest_record(no_operator, monkeypatch, tmp_path):
+    monkeypatch.setenv(keys.SECRET_ENV, SECRET)
+    plain = {"eval:0": {"digest": task_digest(make_task_data("eval:0", SECRET.encode()))}}
+    path = release.write_manifest(tmp_path / "m.json", plain, SECRET.encode())
+    with pytest.raises(ValidationError, match="'eval:0:level1' not in the release manifest"):
+        LedgerConfig(selectors=["eval:0"], level=1, manifest=str(path))
+    data = make_task_data("eval:0:level1", SECRET.encode())
+    records = {**plain, "eval:0:level1": {"digest": task_digest(data), "level": 1}}
+    path = release.write_manifest(tmp_path / "m.json", records, SECRET.encode())
+    (task,) = LedgerTaskset(LedgerConfig(selectors=["eval:0"], level=1, manifest=str(path)))
+    assert task_digest(task.data) == task_digest(data) and task.data.id == "eval:0:level1"
+    # The record certifies the levelled world's bytes: another digest refuses it at load.
+    records["eval:0:level1"]["digest"] = task_digest(make_task_data("eval:0:level2", SECRET.encode()))
+    path = release.write_manifest(tmp_path / "m.json", records, SECRET.encode())
+    with pytest.raises(keys.Refused, match="version mismatch"):
+        list(LedgerTaskset(LedgerConfig(selectors=["eval:0"], level=1, manifest=str(path))))
+
+
+def test_the_preflight_certifies_levels_on_request(monkeypatch):
+    assert preflight.levels("1-4") == LEVELS and preflight.levels("3,1") == [1, 3]
+    for bad in ("5", "x", "0-2"):
+        with pytest.raises(Exception, match="--levels"):
+            preflight.levels(bad)
+    selectors = preflight.population(1, 1, 0, [1, 4], 2)
+    assert selectors[:2] == ["train:0", "eval:0"]
+    assert selectors[2:] == [f"{s}:{n}:level{k}" for k in (1, 4) for s in ("train", "eval") for n in (0, 1)]
+    assert preflight.label("train:1:level4") == "train level 4" and preflight.label("train:1:hard") == "hard"
+    monkeypatch.setenv(keys.SECRET_ENV, SECRET)
+    for level in LEVELS:
+        minted = preflight.mint(f"eval:{level}:level{level}")
+        assert minted.failures == [] and minted.record["level"] == level, minted.failures
+        assert minted.record["plants"] == len(keys.resolve(minted.selector, SECRET.encode()).plants)
