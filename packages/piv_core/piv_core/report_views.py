@@ -40,11 +40,16 @@ DIFF = "diff"
 LEDGER_TOOL = "write_ledger"
 
 
+RUNTIME_FIELDS = frozenset({"resources", "timeout"})
+"""verifiers' own `TaskData` fields that are mappings (what a task asks of its runtime), never a key."""
+
+
 def _figures_field(data: Mapping[str, Any]) -> str | None:
     """The task-data field holding the key's cent figures: a non-empty mapping of names to ints."""
     for name, value in data.items():
         if (
             name != "faults"
+            and name not in RUNTIME_FIELDS
             and isinstance(value, dict)
             and value
             and all(isinstance(v, int) and not isinstance(v, bool) for v in value.values())

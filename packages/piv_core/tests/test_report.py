@@ -67,6 +67,8 @@ def figure_trace(answer: str, task: str = "t-0", reward: float = 0.0) -> dict:
         "id": task,
         "idx": 0,
         "name": "Shop 2024-04",
+        "resources": {"cpus": 2},  # a runtime mapping of ints, ahead of the key's figures
+        "timeout": {"seconds": 60},
         "bas": {"G1": 10000, "1A": 909, "1B": 500, "net": 409},
         "faults": {"T1": ["outside_period"], "T3": ["duplicate_invoice", "gst_miscalculated"]},
     }
