@@ -41,7 +41,6 @@ import types
 from functools import lru_cache
 from typing import Any
 
-import httpx
 from openai import DefaultAsyncHttpxClient
 from verifiers.v1.clients import ModelContext
 from verifiers.v1.configs.harness import HarnessConfig
@@ -82,7 +81,10 @@ def scrub_trace(trace: Trace) -> None:
 
 @lru_cache(maxsize=8)
 def _tls_context(verify: str) -> ssl.SSLContext:
-    return httpx.create_ssl_context(verify=verify)
+    """The context httpx would build for CA bundle path `verify` (a file, or a directory of them)."""
+    if os.path.isdir(verify):
+        return ssl.create_default_context(capath=verify)
+    return ssl.create_default_context(cafile=verify)
 
 
 def _http_client(*args: Any, verify: Any = True, **kwargs: Any) -> Any:

@@ -12,7 +12,8 @@ per rung and policy:
 - the mean reward, and the share of tasks whose mean reward is above 0;
 - the share of zero-variance groups: tasks whose `GROUP` rollouts all earned the same reward,
   so a group-relative trainer learns nothing from them (deterministic policies: always 1);
-- the per-code recall means (every ``recall_*`` metric the environment records);
+- the per-skill means: every ``recall_*`` (per fault code), ``pass_*`` (per problem family)
+  and ``resolved_*`` (per discrepancy kind) metric the environment records;
 
 and per rung, the share of tasks on which the policies' mean rewards differ (the tasks that
 tell skill levels apart). The markdown goes to stdout and to ``-o``; the runs stay under
@@ -41,6 +42,8 @@ NAIVE = {
 }
 """Each environment's naive policy: a well-formed answer from the obvious, wrong method."""
 DEFAULT_NOISY = (0.0, 0.1, 0.3, 0.6)
+SKILL_PREFIXES = ("recall_", "pass_", "resolved_")
+"""Per-skill metrics, reported per policy."""
 MAX_LEVELS = 32
 
 
@@ -51,19 +54,19 @@ class PolicyResult:
     policy: str
     group: int
     rewards: dict[str, list[float]] = field(default_factory=dict)
-    recall: dict[str, list[float]] = field(default_factory=dict)
+    skills: dict[str, list[float]] = field(default_factory=dict)
     errors: int = 0
 
     @classmethod
     def of(cls, policy: str, group: int, run: EvalRun) -> PolicyResult:
         result = cls(policy, group, errors=run.failed)
-        recall: dict[str, list[float]] = defaultdict(list)
+        skills: dict[str, list[float]] = defaultdict(list)
         for trace in run.traces:
             result.rewards.setdefault(task_key(trace), []).append(trace_total(trace) or 0.0)
             for name, value in (trace.get("metrics") or {}).items():
-                if name.startswith("recall_") and isinstance(value, int | float):
-                    recall[name].append(float(value))
-        result.recall = dict(recall)
+                if name.startswith(SKILL_PREFIXES) and isinstance(value, int | float):
+                    skills[name].append(float(value))
+        result.skills = dict(skills)
         return result
 
     def task_means(self) -> dict[str, float]:
@@ -145,7 +148,7 @@ def _share(value: float) -> str:
 
 
 def render(env_id: str, level: int | None, results: list[PolicyResult], tasks: int) -> str:
-    codes = sorted({c for r in results for c in r.recall})
+    codes = sorted({c for r in results for c in r.skills})
     head = ["policy", "group", "mean reward", "tasks > 0", "zero-variance groups", "errors"]
     head += [f"`{c}`" for c in codes]
     rung = f"level {level}" if level is not None else "default configuration"
@@ -161,7 +164,7 @@ def render(env_id: str, level: int | None, results: list[PolicyResult], tasks: i
     for r in results:
         cells = [f"`{r.policy}`", str(r.group), f"{r.mean:.3f}", _share(r.nonzero_share)]
         cells += [_share(r.zero_variance_share), str(r.errors)]
-        cells += [f"{statistics.fmean(r.recall[c]):.2f}" if r.recall.get(c) else "0.00" for c in codes]
+        cells += [f"{statistics.fmean(r.skills[c]):.2f}" if r.skills.get(c) else "0.00" for c in codes]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

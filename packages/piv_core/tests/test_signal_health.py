@@ -7,8 +7,8 @@ from piv_core import signal_health
 from piv_core.signal_health import PolicyResult, differing_share
 
 
-def _result(policy: str, rewards: dict[str, list[float]], recall=None) -> PolicyResult:
-    return PolicyResult(policy, max(len(v) for v in rewards.values()), rewards, recall or {})
+def _result(policy: str, rewards: dict[str, list[float]], skills=None) -> PolicyResult:
+    return PolicyResult(policy, max(len(v) for v in rewards.values()), rewards, skills or {})
 
 
 def test_group_statistics_by_hand():
@@ -27,9 +27,26 @@ def test_differing_share_counts_tasks_that_tell_policies_apart():
     assert differing_share([oracle]) == 0.0
 
 
-def test_render_lists_every_recall_metric():
+def test_render_lists_every_skill_metric():
     a = _result("oracle", {"a": [1.0]}, {"recall_x": [1.0], "recall_y": [0.5]})
     b = _result("silent", {"a": [0.0]}, {"recall_x": [0.0]})
     table = signal_health.render("env", 2, [a, b], 1)
     assert "level 2" in table and "`recall_x`" in table and "`recall_y`" in table
     assert "| `silent` | 1 | 0.000 | 0.00 | 1.00 | 0 | 0.00 | 0.00 |" in table
+
+
+@pytest.mark.e2e
+def test_signal_through_eval(tmp_path, capsys):
+    out = tmp_path / "signal.md"
+    signal_health.main(
+        ["geo-reprojection-v1", "--levels", "1", "-n", "4", "-r", "3", "--noisy", "0,0.6"]
+        + ["--runs", str(tmp_path / "runs"), "-o", str(out)]
+    )
+    table = out.read_text()
+    assert "### geo-reprojection-v1, level 1" in table and "level 1" in capsys.readouterr().out
+    rows = {line.split("|")[1].strip(): line.split("|")[2:] for line in table.splitlines() if "| `" in line}
+    assert float(rows["`oracle`"][1]) == 1.0
+    assert float(rows["`noisy-0`"][1]) == 1.0 and float(rows["`noisy-0`"][3]) == 1.0  # p=0 is the oracle
+    assert float(rows["`noisy-0.6`"][1]) < 1.0
+    assert "`pass_reproject`" in table
+    assert (tmp_path / "runs" / "geo-reprojection-v1--L1--noisy-0.6" / "traces.jsonl").exists()
