@@ -1,28 +1,44 @@
 """The chat loop of the package's harness, spliced into verifiers' bundled `null` chat program.
 
-It replaces the bundled `run_chat_loop` and differs from it in two ways: a reply without tool
+It replaces the bundled `run_chat_loop` and differs from it in these ways: a reply without tool
 calls does not end the program (the model is reminded, and the episode ends after
-`IDLE_LIMIT` such replies in a row), and every request carries ``max_tokens`` equal to what is
+`IDLE_TURNS` such replies in a row); every request carries ``max_tokens`` equal to what is
 left of the episode's completion-token ceiling; only the first `CALLS_PER_TURN` tool calls of a
-turn are run, the rest answered with an error. Arguments that are not valid Unicode (a lone
-surrogate, which no transport can carry) and any failure of a tool call come back to the
-model as an error message; the loop goes on. The names it uses without importing
-(`call_mcp`, `gate_tool_call`, `bound_tool_message`, `_read_chat_completion`) are the bundled
-program's own; this module is never imported by the package at run time.
+turn are run, the rest answered with an error; and prior turns' reasoning fields are sent back
+to the model or withheld as the harness's ``replay_reasoning`` says (`loop_channel`). Arguments
+that are not valid Unicode (a lone surrogate, which no transport can carry) and any failure of
+a tool call come back to the model as an error message; the loop goes on. The loop keeps its
+transcript in the episode's channel, so the harness can record what the model was last given.
+
+Two of the bundled program's per-episode costs are removed here without changing a byte on the
+wire: `capped_chat` posts the request body as built (the SDK's request-parameter transform walks
+every message of the growing transcript, and leaves plain JSON messages unchanged), and
+`mcp_client` builds its HTTP client with one TLS context per process instead of parsing the CA
+bundle again for every episode's connection to the tool server.
+
+The limits come from `limits`, the one place they are defined. The names this module uses
+without importing (`call_mcp`, `gate_tool_call`, `bound_tool_message`, `_read_chat_completion`,
+`MCP_TIMEOUT`) are the bundled program's own; this module is never imported by the package at
+run time, only its source is spliced.
 """
 
 import json
 import re
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
+from functools import lru_cache
 from typing import TYPE_CHECKING
+
+from beancount_ledger.limits import CALLS_PER_TURN, IDLE_TURNS, TOKEN_CEILING
+from beancount_ledger.loop_channel import EPISODE, LoopEpisode
 
 if TYPE_CHECKING:  # names provided by the bundled program
     from verifiers.v1.harnesses.utils.compaction import bound_tool_message
     from verifiers.v1.harnesses.utils.core import _read_chat_completion, call_mcp, gate_tool_call
+    from verifiers.v1.harnesses.utils.mcp import MCP_TIMEOUT
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-IDLE_LIMIT = 3
-TOKEN_CEILING = 40_000
-CALLS_PER_TURN = 16
+REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_details")
+"""The assistant-message fields providers carry a model's reasoning in."""
 NUDGE = (
     "No tool was called ({idle} of {limit} consecutive replies without a tool call; "
     "the episode ends at {limit}). Continue with the tools, or call submit."
@@ -50,20 +66,75 @@ def unicode_problem(value) -> str | None:
     return None
 
 
+def assistant_turn(message, replay_reasoning: bool) -> dict:
+    """The reply as the next requests carry it: whole, or without its reasoning fields."""
+    turn = message.model_dump(exclude_none=True)
+    if not replay_reasoning:
+        for name in REASONING_FIELDS:
+            turn.pop(name, None)
+    return without_surrogates(turn)
+
+
+def chat_body(model, messages, tools, max_tokens) -> dict:
+    """The request body the SDK's ``chat.completions.create`` would send for these arguments."""
+    return {
+        "messages": messages,
+        "model": model,
+        "max_tokens": max_tokens,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "tools": tools,
+    }
+
+
 async def capped_chat(client, model, messages, tools, max_tokens):
-    """One streamed completion with ``max_tokens`` set."""
-    raw_stream = await client.chat.completions.create(
-        model=model,
-        messages=messages,
-        tools=tools,
-        max_tokens=max_tokens,
+    """One streamed completion with ``max_tokens`` set, its body posted as built."""
+    from openai import AsyncStream
+    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+    raw_stream = await client.post(
+        "/chat/completions",
+        body=chat_body(model, messages, tools, max_tokens),
+        cast_to=ChatCompletion,
         stream=True,
-        stream_options={"include_usage": True},
+        stream_cls=AsyncStream[ChatCompletionChunk],
     )
     return await _read_chat_completion(raw_stream)
 
 
+@lru_cache(maxsize=1)
+def _tls_context():
+    """The TLS context an MCP HTTP client builds by default, built once per process."""
+    import httpx2
+
+    return httpx2.create_ssl_context()
+
+
+@asynccontextmanager
+async def mcp_client(spec):
+    """The bundled `mcp_client`, its HTTP client made as `create_mcp_http_client` makes it
+    (redirects followed, the spec's headers and timeouts) with the process's TLS context."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    stack = AsyncExitStack()
+    try:
+        timeout = httpx2.Timeout(spec.get("timeout", MCP_TIMEOUT), connect=spec.get("connect_timeout", 5.0))
+        options = {"follow_redirects": True, "timeout": timeout, "verify": _tls_context()}
+        if spec.get("headers"):
+            options["headers"] = spec["headers"]
+        http_client = await stack.enter_async_context(httpx2.AsyncClient(**options))
+        transport = streamable_http_client(spec["url"], http_client=http_client)
+        yield await stack.enter_async_context(Client(transport))
+    finally:
+        with suppress(Exception):
+            await stack.aclose()
+
+
 async def run_chat_loop(args, compactor, messages, dispatch, servers, tool_client) -> None:
+    episode = EPISODE.get() or LoopEpisode(replay_reasoning=True)
+    episode.transcript = messages
     idle, used = 0, 0
     while used < TOKEN_CEILING:
         completion = await capped_chat(
@@ -71,12 +142,12 @@ async def run_chat_loop(args, compactor, messages, dispatch, servers, tool_clien
         )
         used += completion.usage.completion_tokens if completion.usage else 0
         message = completion.choices[0].message
-        messages.append(without_surrogates(message.model_dump(exclude_none=True)))
+        messages.append(assistant_turn(message, episode.replay_reasoning))
         if not message.tool_calls:
             idle += 1
-            if idle >= IDLE_LIMIT:
+            if idle >= IDLE_TURNS:
                 return
-            messages.append({"role": "user", "content": NUDGE.format(idle=idle, limit=IDLE_LIMIT)})
+            messages.append({"role": "user", "content": NUDGE.format(idle=idle, limit=IDLE_TURNS)})
             continue
         idle = 0
         for index, call in enumerate(message.tool_calls):

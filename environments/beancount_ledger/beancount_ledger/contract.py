@@ -1,10 +1,13 @@
 # ruff: noqa: E501  (model-facing prose)
 """The episode contract: limits, versions, the prompt, and the digest recorded on every rollout.
 
-Every number a model is held to lives here, is stated in the prompt, and enters the digest;
-changing any of them (or the tool schemas as the MCP server publishes them, or the versions of
-the libraries that generate and carry those schemas, whose installed versions enter the digest)
-changes `episode_digest()`.
+Every number a model is held to is defined in `limits`, stated in the prompt here and enters
+the digest; changing any of them (or the tool schemas as the MCP server publishes them, or the
+versions of the libraries that generate and carry those schemas, whose installed versions enter
+the digest) changes `episode_digest()`. So does a harness choice that changes what the model is
+sent: `episode_digest(replay_reasoning=False)` (prior turns' reasoning withheld from later
+requests) digests differently from the default, which replays it and keeps the digest it
+always had.
 """
 
 import hashlib
@@ -12,28 +15,23 @@ import json
 from functools import lru_cache
 from importlib.metadata import version
 
+# The limits themselves live in `limits` (imported by the tools and the chat loop as well);
+# they are re-exported here, where they are stated and digested.
+from beancount_ledger.limits import (
+    CALLS_PER_TURN,
+    FILE_ENVELOPE,
+    IDLE_TURNS,
+    LEDGER_ENVELOPE,
+    MAX_TURNS,
+    OBSERVATION_BUDGET,
+    REPLY_CAP,
+    SLICE_LINES,
+    TOKEN_CEILING,
+)
+
 GENERATOR_VERSION = 4
 SCORER_CONTRACT = 4
 EPISODE_CONTRACT = 3
-
-MAX_TURNS = 25
-"""Model turns per episode; tool calls made on the last turn are not executed."""
-TOKEN_CEILING = 40_000
-"""Completion tokens (hidden reasoning included) over the whole episode."""
-IDLE_TURNS = 3
-"""Consecutive turns without a tool call that end the episode."""
-CALLS_PER_TURN = 16
-"""Tool calls run per turn; the rest of a turn's calls are answered with an error, not run."""
-LEDGER_ENVELOPE = 48_000
-"""Largest ledger, in bytes, that `read_file` returns whole and `write_ledger` accepts."""
-SLICE_LINES = 200
-"""Lines per numbered slice of the other files."""
-REPLY_CAP = 52_000
-"""Largest tool reply, in bytes."""
-OBSERVATION_BUDGET = 768_000
-"""Tool-reply bytes per episode; past it, read tools answer with a short refusal."""
-FILE_ENVELOPE = 16_000
-"""Largest other public file, in bytes (each must also fit in one slice)."""
 
 SYSTEM_PROMPT = f"""You are the bookkeeper of a small trading company. Your workspace holds eight files: \
 the Beancount ledger, the bank statement, the chart of accounts, the customer and vendor registers, \
@@ -93,20 +91,29 @@ def tool_schemas() -> tuple[dict[str, object], ...]:
     from mcp.server.mcpserver import MCPServer
 
     from beancount_ledger.tools import LedgerToolset
+    from beancount_ledger.verifiers_internals import published_tools
 
     server = MCPServer("beancount-ledger")
     LedgerToolset(vf.ToolsetConfig()).register(server)
     # The synchronous listing behind `MCPServer.list_tools` (mcp's version is in the digest).
     return tuple(
         {"name": t.name, "description": t.description, "input_schema": t.parameters}
-        for t in sorted(server._tool_manager.list_tools(), key=lambda t: t.name)
+        for t in sorted(published_tools(server), key=lambda t: t.name)
     )
 
 
-def episode_digest() -> dict[str, object]:
-    """The contract as recorded on a rollout: its SHA-256, the versions and the limits."""
+REPLAY_REASONING = True
+"""The harness default: prior turns' reasoning fields go back to the model in later requests."""
+
+
+def episode_digest(replay_reasoning: bool = REPLAY_REASONING) -> dict[str, object]:
+    """The contract as recorded on a rollout: its SHA-256, the versions, the limits and the
+    harness choices. A choice at its default leaves the digest as it was before the choice existed."""
+    if not isinstance(replay_reasoning, bool):
+        raise TypeError(f"replay_reasoning must be a bool, got {type(replay_reasoning).__name__}")
     libraries = {name: version(name) for name in SCHEMA_LIBRARIES}
-    body = {
+    harness = {"replay_reasoning": replay_reasoning}
+    body: dict[str, object] = {
         "versions": VERSIONS,
         "limits": LIMITS,
         "libraries": libraries,
@@ -114,5 +121,13 @@ def episode_digest() -> dict[str, object]:
         "system_prompt": SYSTEM_PROMPT,
         "user_prompt": USER_PROMPT,
     }
+    if replay_reasoning != REPLAY_REASONING:
+        body["harness"] = harness
     digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
-    return {"digest": digest, "versions": VERSIONS, "limits": LIMITS, "libraries": libraries}
+    return {
+        "digest": digest,
+        "versions": VERSIONS,
+        "limits": LIMITS,
+        "libraries": libraries,
+        "harness": harness,
+    }

@@ -44,12 +44,12 @@ from collections.abc import Iterator
 
 import re2
 import verifiers.v1 as vf
-from verifiers.v1.mcp.server import _call_state
 
 from beancount_ledger import isolated
-from beancount_ledger.contract import LEDGER_ENVELOPE, OBSERVATION_BUDGET, REPLY_CAP, SLICE_LINES
 from beancount_ledger.keys import SECRET_ENV
+from beancount_ledger.limits import LEDGER_ENVELOPE, OBSERVATION_BUDGET, REPLY_CAP, SLICE_LINES
 from beancount_ledger.render import FILE_NAMES, LEDGER
+from beancount_ledger.verifiers_internals import call_state, discover_decorated
 
 _GREP_OPTIONS = re2.Options()
 _GREP_OPTIONS.case_sensitive = False
@@ -77,11 +77,11 @@ def rollout(state: LedgerState) -> Iterator[LedgerState]:
     """Direct tool calls inside the block act as one rollout's, on `state`: the binding the server
     makes for every call with the state it pulled (for tests and benchmarks that call the tools
     in-process)."""
-    token = _call_state.set(state)
+    token = call_state.set(state)
     try:
         yield state
     finally:
-        _call_state.reset(token)
+        call_state.reset(token)
 
 
 def _accept_without_delay() -> None:
@@ -142,6 +142,20 @@ def _describe(checked: isolated.Checked) -> str:
 
 class LedgerToolset(vf.Toolset[vf.SharedToolsetConfig, LedgerState]):
     TOOL_PREFIX = None
+
+    def register(self, mcp) -> None:
+        """verifiers' registration, each tool declared unstructured: its reply is the text block
+        alone. A tool returning ``str`` would otherwise publish an output schema, send every reply
+        twice (as text and as ``structuredContent``) and have the client compile and run a JSON
+        Schema validator on it; the model is shown the text block either way, and the published
+        names, descriptions and input schemas (the episode digest's) are the same."""
+        for fn in discover_decorated(self, "tool"):
+            mcp.add_tool(
+                self._with_state(fn),
+                name=getattr(fn, "tool_name", None) or fn.__name__,
+                description=(fn.__doc__ or "").strip() or None,
+                structured_output=False,
+            )
 
     def _with_state(self, fn):
         """Every call runs in a worker thread (with the call's state), never on the server's event loop."""
