@@ -154,7 +154,9 @@ def _figure(runs: list[EvalRun]):  # noqa: ANN202 - a matplotlib Figure, importe
 
     names = ["reward", *_columns(runs, "rewards")]
     width = 0.8 / max(1, len(runs))
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(names) * max(1, len(runs)) ** 0.5), 4.0))
+    legend_width = 0.07 * max(len(label) for label in chart_labels(runs))
+    width_in = max(6.0, 1.6 * len(names) * max(1, len(runs)) ** 0.5) + legend_width
+    fig, ax = plt.subplots(figsize=(width_in, 4.0))
     for i, (run, label) in enumerate(zip(runs, chart_labels(runs))):
         columns = {"reward": run.totals(), **run.scores("rewards")}
         stats = [mean_stderr(columns.get(name, [])) for name in names]
@@ -165,7 +167,7 @@ def _figure(runs: list[EvalRun]):  # noqa: ANN202 - a matplotlib Figure, importe
     ax.set_xticks(range(len(names)), names)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("mean score (± stderr)")
-    ax.legend(fontsize=8, loc="upper right")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     fig.tight_layout()
     return fig
 
