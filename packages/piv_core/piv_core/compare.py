@@ -15,7 +15,8 @@ the tasks both runs share:
 - tokens per correct delivery for each run: completion tokens summed over its rollouts of the
   shared tasks, divided by how many of those rollouts scored full marks (reward 1.0); and the
   ratio B / A with a bootstrap interval from the same resamples (a resample in which either run
-  has no correct delivery has no ratio and is left out; how many were is reported).
+  has no correct delivery, or A spent no tokens, has no ratio and is left out; how many were is
+  reported).
 """
 
 from __future__ import annotations
@@ -146,9 +147,7 @@ class Interval:
         return f"[{self.low:.3f}, {self.high:.3f}]"
 
 
-def _interval(values: Sequence[float]) -> Interval | None:
-    if not values:
-        return None
+def _interval(values: Sequence[float]) -> Interval:
     tail = (1.0 - LEVEL) / 2
     return Interval(percentile(values, tail), percentile(values, 1.0 - tail))
 
@@ -203,10 +202,9 @@ def compare(a: EvalRun, b: EvalRun, resamples: int = RESAMPLES, seed: int = SEED
         drawn = [pairs[i] for i in rng.choices(indices, k=len(pairs))]
         means.append(math.fsum(p.delta for p in drawn) / len(drawn))
         a_correct, b_correct = sum(p.a_correct for p in drawn), sum(p.b_correct for p in drawn)
-        if a_correct and b_correct:
-            a_rate = sum(p.a_tokens for p in drawn) / a_correct
-            b_rate = sum(p.b_tokens for p in drawn) / b_correct
-            ratios.append(b_rate / a_rate if a_rate else math.inf)
+        a_spent = sum(p.a_tokens for p in drawn)
+        if a_correct and b_correct and a_spent:
+            ratios.append((sum(p.b_tokens for p in drawn) / b_correct) / (a_spent / a_correct))
         else:
             left_out += 1
     a_tokens, b_tokens = sum(p.a_tokens for p in pairs), sum(p.b_tokens for p in pairs)
@@ -221,7 +219,7 @@ def compare(a: EvalRun, b: EvalRun, resamples: int = RESAMPLES, seed: int = SEED
         only_a=only_a,
         only_b=only_b,
         mean_delta=math.fsum(deltas) / len(deltas),
-        delta_interval=_interval(means) or Interval(math.nan, math.nan),
+        delta_interval=_interval(means),
         b_better=b_better,
         a_better=a_better,
         sign_p=sign_test(b_better, a_better),
@@ -230,7 +228,7 @@ def compare(a: EvalRun, b: EvalRun, resamples: int = RESAMPLES, seed: int = SEED
         a_correct=a_correct,
         b_correct=b_correct,
         ratio=b_rate / a_rate if math.isfinite(a_rate) and math.isfinite(b_rate) and a_rate else math.nan,
-        ratio_interval=_interval(ratios),
+        ratio_interval=_interval(ratios) if ratios else None,
         ratio_left_out=left_out,
         resamples=resamples,
         seed=seed,
