@@ -58,6 +58,15 @@ def _figures_field(data: Mapping[str, Any]) -> str | None:
     return None
 
 
+SHOWN = 80
+"""Characters of any one figure, code or number the model wrote that a cell shows."""
+
+
+def _short(text: str) -> str:
+    """`text` escaped, cut to `SHOWN` characters."""
+    return escape(text[:SHOWN]) + ("…" if len(text) > SHOWN else "")
+
+
 def _cls(*names: str) -> str:
     kept = " ".join(n for n in names if n)
     return f' class="{kept}"' if kept else ""
@@ -77,7 +86,7 @@ def figures_view(trace: dict[str, Any]) -> str | None:
         shown = "(missing)" if written is None else str(written)
         rows.append(
             f"<tr><th>{escape(name)}</th><td{_cls('figure', DIFF if wrong else '')} "
-            f'data-figure="{escape(name)}">{escape(shown)}</td><td>{format_cents(cents)}</td></tr>'
+            f'data-figure="{escape(name)}">{_short(shown)}</td><td>{format_cents(cents)}</td></tr>'
         )
     parts = []
     if answer is None:
@@ -106,12 +115,12 @@ def _pairs_table(claimed: frozenset[tuple[str, str]], key: frozenset[tuple[str, 
     ) -> str:
         return " ".join(
             f'<span{_cls("pair", DIFF if (item, code) not in other else "")} data-side="{side}" '
-            f'data-pair="{escape(item)}/{escape(code)}">{escape(code)}</span>'
+            f'data-pair="{escape(item)}/{escape(code)}">{_short(code)}</span>'
             for code in sorted(code for i, code in mine if i == item)
         )
 
     rows = "".join(
-        f"<tr><th>{escape(item)}</th><td>{chips('answer', claimed, key, item)}</td>"
+        f"<tr><th>{_short(item)}</th><td>{chips('answer', claimed, key, item)}</td>"
         f"<td>{chips('key', key, claimed, item)}</td></tr>"
         for item in items
     )
@@ -135,7 +144,7 @@ def coordinates_view(trace: dict[str, Any]) -> str | None:
     unit = "°" if data.get("family") == "bearing" else " m"
     within = isinstance(error, int | float) and 0 <= error <= tolerance
     rows = "".join(
-        f"<tr><th>{i + 1}</th><td>{escape(pieces[i]) if i < len(pieces) else '(missing)'}</td>"
+        f"<tr><th>{i + 1}</th><td>{_short(pieces[i]) if i < len(pieces) else '(missing)'}</td>"
         f"<td>{k!r}</td></tr>"
         for i, k in enumerate(key)
     )
