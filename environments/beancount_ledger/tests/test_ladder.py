@@ -121,3 +121,25 @@ def test_the_preflight_certifies_levels_on_request(monkeypatch):
         minted = preflight.mint(f"eval:{level}:level{level}")
         assert minted.failures == [] and minted.record["level"] == level, minted.failures
         assert minted.record["plants"] == len(keys.resolve(minted.selector, SECRET.encode()).plants)
+
+
+@pytest.mark.e2e
+def test_a_levelled_release_through_both_phases_of_the_preflight(no_operator, monkeypatch, tmp_path):
+    monkeypatch.setenv(keys.SECRET_ENV, SECRET)
+    path = tmp_path / "manifest.json"
+    args = ["--train", "0", "--eval", "0", "--hard", "0", "--levels", "1,4", "--level-worlds", "1"]
+    assert preflight.main([*args, "--workers", "1", "--manifest", str(path)]) == 0
+    body = json.loads(path.read_text())["body"]
+    assert sorted(body["records"]) == ["eval:0:level1", "eval:0:level4", "train:0:level1", "train:0:level4"]
+    assert body["populations"] == {
+        "train": 0,
+        "eval": 0,
+        "hard": 0,
+        "train level 1": 1,
+        "eval level 1": 1,
+        "train level 4": 1,
+        "eval level 4": 1,
+    }
+    (task,) = LedgerTaskset(LedgerConfig(selectors=["eval:0"], level=4, manifest=str(path)))
+    assert task_digest(task.data) == body["records"]["eval:0:level4"]["digest"]
+    assert body["records"]["eval:0:level4"]["level"] == 4
