@@ -1,9 +1,9 @@
 """Summaries of eval runs: a markdown table and a bar chart comparing runs.
 
 Rows are runs, each labelled by its directory name (with its parent's name, then a number,
-where two runs would otherwise share a label); columns are episode counts, how the traces
-stopped, then the mean ± standard error of the weighted reward, each reward and each metric
-over the run's traces. A count metric (`COUNT_PREFIXES`, such as ``calls_<tool>``) that a trace
+where two runs would otherwise share a label); columns are episode counts, the mean ± standard
+error of the weighted reward, how the traces stopped, then each reward and each metric over the
+run's traces. A count metric (`COUNT_PREFIXES`, such as ``calls_<tool>``) that a trace
 does not record counts as 0 there, since environments record only the tools that were called.
 `render_groups` splits each run by a key the traces record (``trace.info[key]``, else the task
 data's field), e.g. a task family. The chart has one bar per run, labelled like the table.
@@ -75,7 +75,7 @@ def stops_cell(run: EvalRun) -> str:
 def table_rows(runs: list[EvalRun]) -> tuple[list[str], list[list[str]]]:
     """The summary table's header and one row of cells per run (markdown and HTML share them)."""
     rewards, metrics = _columns(runs, "rewards"), _columns(runs, "metrics")
-    header = ["run", "model", "episodes", "completed", "errors", "timeouts", "stops", "reward"]
+    header = ["run", "model", "episodes", "completed", "errors", "timeouts", "reward", "stops"]
     header += [*rewards, *metrics]
     rows = []
     for run, label in zip(runs, run_labels(runs)):
@@ -87,9 +87,9 @@ def table_rows(runs: list[EvalRun]) -> tuple[list[str], list[list[str]]]:
             str(run.completed),
             str(run.errors),
             str(run.timeouts),
+            _cell(run.totals()),
             stops_cell(run),
         ]
-        cells.append(_cell(run.totals()))
         cells += [_cell(reward_scores.get(name, [])) for name in rewards]
         cells += [_cell(metric_values(run, name)) for name in metrics]
         rows.append(cells)

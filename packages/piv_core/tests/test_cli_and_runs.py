@@ -126,7 +126,9 @@ def test_summary_tells_runs_of_one_model_apart_counts_absent_calls_as_0_and_show
     assert run_labels(runs) == ["x/oracle", "y/oracle", "z/oracle"]
     assert chart_labels(runs) == [f"{p}/oracle (baseline/oracle)" for p in "xyz"]
     table = render_table(runs)
-    assert "| x/oracle | baseline/oracle | 3 | 3 | 0 | 0 | submitted 2, turn_limit 1 |" in table
+    assert (
+        "| x/oracle | baseline/oracle | 3 | 3 | 0 | 0 | 1.000 ± 0.000 | submitted 2, turn_limit 1 |" in table
+    )
     assert "0.667 ± 0.667" in table  # calls_grep: 2, 0, 0
     assert metric_values(runs[0], "calls_grep") == [2.0, 0.0, 0.0]
 
