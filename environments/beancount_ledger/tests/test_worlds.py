@@ -152,3 +152,28 @@ def test_worlds_of_every_profile_are_identical_across_processes():
     outputs = {p.communicate(timeout=60)[0] for p in procs}
     here = eval(RENDERED, {"answer": answer, "world": world})
     assert outputs == {here.encode()} and len(here) > 60_000
+
+
+def test_the_shipped_world_is_read_from_its_data_files_exactly():
+    from beancount_ledger.world import shipped
+
+    folder = shipped.DATA / "bank_recon_001"
+    w = world.bank_recon_001()
+    books = (folder / "books.beancount").read_text()
+    written = "\n\n".join(render.entry_text(e) for e in [w.opening, *(e.entry for e in w.events if e.entry)])
+    assert books.rstrip().endswith(written) and shipped.parse_entries(books)[0] == w.opening
+    assert sorted(p.kind for p in w.plants) == sorted(world.PLANT_KINDS)
+    assert [e.entry is None for e in w.events].count(True) == 1  # the prior-period cheque clearing
+    with pytest.raises(shipped.ShippedWorldError, match="no shipped world"):
+        shipped.load("bank_recon_002")
+    with pytest.raises(shipped.ShippedWorldError, match="not a transaction header"):
+        shipped.parse_entries("2024-03-01 open Assets:Bank:Operating AUD\n")
+
+
+def test_one_golden_builder_at_package_level():
+    import beancount_ledger
+    from beancount_ledger import taskset
+
+    data = taskset.make_task_data("dev:3")
+    assert beancount_ledger.golden_ledger is answer.golden_ledger is taskset.golden_of
+    assert golden_ledger(data) == golden_ledger(project(world.generate(3)))
