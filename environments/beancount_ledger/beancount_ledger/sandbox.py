@@ -54,9 +54,12 @@ _BOOT = (
     "package.__path__ = [sys.argv[1]]\n"
     "sys.modules['beancount_ledger'] = package\n"
     "from beancount_ledger.sandbox import serve\n"
-    "serve()\n"
+    "serve(sys.argv[2])\n"
 )
 """The worker's entry: the package's modules without its ``__init__`` (which loads verifiers)."""
+OPS_MODULE = "beancount_ledger.isolated"
+"""The module whose ``OPS`` table (operation name to function) the workers serve; named, not
+imported, here: it is the caller of this pool, and the worker imports it after its limits."""
 
 
 @dataclass(frozen=True)
@@ -76,7 +79,7 @@ class _Worker:
     def __init__(self) -> None:
         self._home = tempfile.mkdtemp(prefix="beancount-ledger-sandbox-")
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-B", "-c", _BOOT, os.path.dirname(os.path.abspath(__file__))],
+            [sys.executable, "-I", "-B", "-c", _BOOT, os.path.dirname(os.path.abspath(__file__)), OPS_MODULE],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -243,13 +246,16 @@ def _overrun(signum: int, frame: Any) -> None:
     raise _Overrun
 
 
-def serve() -> None:
-    """The worker: limits first, then one JSON reply per JSON request line on stdin."""
+def serve(ops_module: str) -> None:
+    """The worker: limits first, then one JSON reply per JSON request line on stdin, each
+    request naming an operation of `ops_module`'s ``OPS``."""
     _limit()
     signal.signal(signal.SIGXCPU, _overrun)
+    import importlib
+
     from beancount.core import realization  # noqa: F401  every module a request needs, up front
 
-    from beancount_ledger import gate, isolated, scorer  # noqa: F401
+    ops = importlib.import_module(ops_module).OPS  # with the gate and the scorer it imports
 
     _drop_privileges()
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
@@ -257,7 +263,7 @@ def serve() -> None:
         try:
             _cpu_budget()
             request = json.loads(line)
-            reply = isolated.OPS[request.pop("op")](**request)
+            reply = ops[request.pop("op")](**request)
         except _Overrun:
             reply = {"failure": "cpu limit"}
         except MemoryError:
