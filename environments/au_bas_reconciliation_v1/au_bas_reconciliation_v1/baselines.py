@@ -7,18 +7,35 @@
   excluded and no credit denied, and an empty faults object.
 - ``blanket``: flags every row with every fault code, column-sum figures.
 - ``garbage``: prose with figures but no answer block.
+
+`noisy` (served as ``noisy-<p>``) is the oracle erring on each row independently with
+probability p: it takes a faulted row for clean (no codes, kept in the BAS, its recorded GST
+trusted) and gives a clean row a plausible wrong code (then treated as the code says), and
+works its labels out from its own treatment of the rows.
 """
 
 from __future__ import annotations
 
+import random
 from decimal import Decimal
 
 from piv_core.endpoint import Conversation, Policy
-from piv_core.ledger_audit import answer_text
+from piv_core.ledger_audit import DUPLICATE_INVOICE, OUTSIDE_PERIOD, answer_text
+from piv_core.ledger_audit_plan import pick
 
 from au_bas_reconciliation_v1.ledger import SALE, Row
-from au_bas_reconciliation_v1.prompt import read_ledger
-from au_bas_reconciliation_v1.rules import FAULT_CODES, correct_gst, reconcile
+from au_bas_reconciliation_v1.prompt import read_labels, read_ledger
+from au_bas_reconciliation_v1.rules import (
+    FAULT_CODES,
+    MISSING_ABN_OVER_THRESHOLD,
+    correct_gst,
+    reconcile,
+    totals,
+)
+
+ORACLE_NOTE = "Reconciled.\n"
+SALE_CODES = tuple(code for code in FAULT_CODES if code != MISSING_ABN_OVER_THRESHOLD)
+"""The codes a sale can carry; a purchase can carry any."""
 
 
 def _totals(rows: list[Row], gst_of) -> dict[str, Decimal]:
@@ -31,8 +48,36 @@ def _totals(rows: list[Row], gst_of) -> dict[str, Decimal]:
 
 
 def oracle(conversation: Conversation) -> str:
-    key = reconcile(*read_ledger(conversation.user_text))
-    return "Reconciled.\n" + answer_text(key.figures, key.faults)
+    text = conversation.user_text
+    key = reconcile(*read_ledger(text)).asking(read_labels(text))
+    return ORACLE_NOTE + answer_text(key.figures, key.faults)
+
+
+def noisy(conversation: Conversation, p: float, rng: random.Random) -> str:
+    """The oracle's reply with each row independently mistreated with probability `p` (see the
+    module docstring). Only `rng` supplies randomness; ``p = 0`` is the oracle's reply exactly."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p must be between 0 and 1, got {p}")
+    text = conversation.user_text
+    quarter, rows = read_ledger(text)
+    key = reconcile(quarter, rows)
+    faults: dict[str, tuple[str, ...]] = {}
+    kept: list[tuple[Row, tuple[str, ...]]] = []
+    trusted: set[str] = set()
+    for row in rows:
+        codes = key.faults.get(row.txn_id, ())
+        if rng.random() < p:
+            if codes:
+                codes = ()
+                trusted.add(row.txn_id)
+            else:
+                codes = (pick(rng, SALE_CODES if row.kind == SALE else FAULT_CODES),)
+        if codes:
+            faults[row.txn_id] = codes
+        if DUPLICATE_INVOICE not in codes and OUTSIDE_PERIOD not in codes:
+            kept.append((row, codes))
+    labels = totals(kept, lambda row: row.gst if row.txn_id in trusted else correct_gst(row))
+    return ORACLE_NOTE + answer_text({label: labels[label] for label in read_labels(text)}, faults)
 
 
 def column_sums(conversation: Conversation) -> str:

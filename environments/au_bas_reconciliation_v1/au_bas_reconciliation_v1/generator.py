@@ -9,6 +9,7 @@ drawn from the `random.Random` it is handed, so a ledger is a pure function of i
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import NamedTuple
@@ -35,6 +36,7 @@ from au_bas_reconciliation_v1.ledger import (
 from au_bas_reconciliation_v1.rules import (
     ABN_THRESHOLD,
     DUPLICATE_INVOICE,
+    FAULT_CODES,
     GST_MISCALCULATED,
     GST_ON_GST_FREE,
     MISSING_ABN_OVER_THRESHOLD,
@@ -175,26 +177,36 @@ def _inject(rng: random.Random, row: Row, code: str, quarter: Quarter) -> Row:
     raise ValueError(f"cannot inject {code!r} into a row")
 
 
-def _codes_for(rng: random.Random, kind: str) -> list[str]:
-    """One fault (sometimes two) that a row of `kind` can carry; duplicates are planted separately."""
+def _codes_for(rng: random.Random, kind: str, allowed: frozenset[str]) -> list[str]:
+    """One fault (sometimes two) of `allowed` that a row of `kind` can carry, or none when no
+    allowed code fits the row; duplicates are planted separately."""
     pool = [GST_MISCALCULATED, GST_ON_GST_FREE, OUTSIDE_PERIOD, DUPLICATE_INVOICE]
     if kind == PURCHASE:
         pool.append(MISSING_ABN_OVER_THRESHOLD)
+    pool = [code for code in pool if code in allowed]
+    if not pool:
+        return []
     first = pool[int(rng.random() * len(pool))]
     if first != DUPLICATE_INVOICE and rng.random() < 0.15:
         rest = [c for c in pool if c not in (first, DUPLICATE_INVOICE)]
-        second = rest[int(rng.random() * len(rest))]
-        if {first, second} != {GST_MISCALCULATED, GST_ON_GST_FREE}:
-            return [first, second]
+        if rest:
+            second = rest[int(rng.random() * len(rest))]
+            if {first, second} != {GST_MISCALCULATED, GST_ON_GST_FREE}:
+                return [first, second]
     return [first]
 
 
-def generate(rng: random.Random, num_rows: int, fault_rate: float) -> Ledger:
-    """A ledger of exactly `num_rows` rows; `fault_rate` is the expected share of faulty rows.
+def generate(
+    rng: random.Random, num_rows: int, fault_rate: float, fault_codes: Iterable[str] = FAULT_CODES
+) -> Ledger:
+    """A ledger of exactly `num_rows` rows; `fault_rate` is the expected share of faulty rows,
+    each planted with codes of `fault_codes` only.
 
     A rate of 0 plants nothing (invoice numbers are unique, so the ledger is clean); any
-    positive rate plants at least one fault.
+    positive rate marks at least one row faulty, and a faulty row is planted unless no code of
+    `fault_codes` fits it (missing_abn_over_threshold alone fits no sale).
     """
+    allowed = frozenset(fault_codes)
     check_rows(num_rows, MIN_ROWS, "num_transactions")
     quarter = _quarter(rng)
     business = pick(rng, BUSINESSES)
@@ -209,7 +221,7 @@ def generate(rng: random.Random, num_rows: int, fault_rate: float) -> Ledger:
         kind, invoice = book.next(rng, SALE_SHARE)
         row = _clean_row(rng, first_day, span, invoice, kind)
         if faulty[slot]:
-            codes = _codes_for(rng, kind)
+            codes = _codes_for(rng, kind, allowed)
             if codes == [DUPLICATE_INVOICE]:
                 duplicates.append(slot)
             else:

@@ -2,18 +2,21 @@
 
 Reading and scoring are `piv_core.ledger_audit`'s: the last ``<answer>`` block must hold a JSON
 object whose ``faults`` is a fault map, or every score is 0 and ``parsed`` is 0; a label that
-is missing or not an exact cent amount is simply wrong. All four labels are graded.
+is missing or not an exact cent amount is simply wrong. Every label the task asks for is graded
+(all four unless the `labels` knob names fewer). Each trace also carries ``<label>_correct`` per
+label and ``precision_<code>``, ``recall_<code>``, ``keyed_<code>`` per fault code.
 """
 
 from __future__ import annotations
 
 from piv_core.ledger_audit import Grade, Scheme
 
-from au_bas_reconciliation_v1.rules import LABELS
+from au_bas_reconciliation_v1.rules import FAULT_CODES, LABELS
 
 SCHEME = Scheme(
     labels=LABELS,
     graded=LABELS,
+    codes=FAULT_CODES,
     metric_names={
         "bas_label_accuracy": "figure_accuracy",
         "fault_precision": "fault_precision",

@@ -1,16 +1,18 @@
 """The task text: every rule `rules.reconcile` applies, stated so the prompt alone fixes the key.
 
-`read_ledger` is the inverse of `user_prompt`: it recovers the quarter and rows from the text
-the model is shown, which is what the oracle policy and `validate()` work from.
+`read_ledger` and `read_labels` invert `user_prompt`: they recover the quarter, the rows and the
+labels asked for from the text the model is shown, which is what the oracle policy and
+`validate()` work from.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import date
 
 from au_bas_reconciliation_v1.ledger import GST_FREE, INPUT_TAXED, TAXABLE, Quarter, Row, from_csv, to_csv
-from au_bas_reconciliation_v1.rules import ABN_THRESHOLD
+from au_bas_reconciliation_v1.rules import ABN_THRESHOLD, LABELS
 
 SYSTEM_PROMPT = f"""You are a bookkeeper preparing an Australian Business Activity Statement (BAS) for one quarter. \
 You are given the quarter's GST ledger. Audit it for faults, then report the corrected BAS figures.
@@ -41,7 +43,7 @@ Check every row, including rows that are left out of the BAS, and report every c
 - gst_miscalculated: the category is taxable and the recorded gst differs from the correct GST.
 - duplicate_invoice: the row's invoice number already appears on an earlier row. The first occurrence is \
 not a fault; every later occurrence is.
-- outside_period: the date is outside the BAS quarter.
+- outside_period: the date is outside the BAS quarter. The quarter's first and last days are inside it.
 - missing_abn_over_threshold: a purchase whose amount is over ${ABN_THRESHOLD} (strictly greater) with a blank \
 abn, whatever its category. The input tax credit is denied.
 
@@ -55,7 +57,9 @@ missing_abn_over_threshold contributes 0.00.
 The recorded gst column never enters the figures; only the correct GST does.
 
 ANSWER FORMAT
-Finish with one <answer> block holding a JSON object with exactly these keys:
+Finish with one <answer> block holding a JSON object with exactly these keys: the four labels G1, 1A, 1B \
+and net, and faults. When the task names the labels to report, give only those labels (and faults): only \
+they are graded.
 <answer>
 {{"G1": "12345.67", "1A": "1122.33", "1B": "456.78", "net": "665.55", "faults": {{"T003": ["gst_miscalculated"], \
 "T011": ["outside_period", "gst_on_gst_free"]}}}}
@@ -65,14 +69,18 @@ Finish with one <answer> block holding a JSON object with exactly these keys:
 above. List only rows that have faults; use {{}} when no row has one.
 - Only the last <answer> block in your reply is read; text outside it is ignored."""
 
+_ASKED = re.compile(r"^BAS labels to report: (.+)$", re.MULTILINE)
 _PERIOD = re.compile(r"\((\d{4}-\d{2}-\d{2}) to (\d{4}-\d{2}-\d{2})\)")
 _LEDGER = re.compile(r"```csv\n(.*?)\n```", re.DOTALL)
 
 
-def user_prompt(business: str, quarter: Quarter, rows: list[Row]) -> str:
+def user_prompt(business: str, quarter: Quarter, rows: list[Row], labels: Sequence[str] = LABELS) -> str:
+    """The task: the business, the quarter, which labels to report (when not all four) and the ledger."""
+    asked = "" if tuple(labels) == LABELS else f"BAS labels to report: {', '.join(labels)} (only these)\n"
     return (
         f"Business: {business} Pty Ltd\n"
         f"BAS quarter: {quarter.describe()}\n"
+        f"{asked}"
         f"Ledger ({len(rows)} rows):\n"
         f"```csv\n{to_csv(rows)}\n```"
     )
@@ -85,3 +93,14 @@ def read_ledger(text: str) -> tuple[Quarter, list[Row]]:
         raise ValueError("prompt has no BAS quarter or no csv ledger block")
     quarter = Quarter(date.fromisoformat(period.group(1)), date.fromisoformat(period.group(2)))
     return quarter, from_csv(ledger.group(1))
+
+
+def read_labels(text: str) -> tuple[str, ...]:
+    """The BAS labels a user prompt asks for, in `LABELS` order (all four when it names none)."""
+    match = _ASKED.search(text)
+    if match is None:
+        return LABELS
+    named = match.group(1).removesuffix(" (only these)").split(", ")
+    if not named or len(set(named)) != len(named) or not set(named) <= set(LABELS):
+        raise ValueError(f"prompt asks for unknown or repeated BAS labels: {named}")
+    return tuple(label for label in LABELS if label in named)

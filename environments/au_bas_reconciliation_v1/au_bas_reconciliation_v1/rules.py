@@ -7,6 +7,7 @@ generator's intent, never as a silently wrong key. The prompt states each rule h
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from decimal import ROUND_HALF_UP, Decimal
 
 from piv_core.ledger_audit import DUPLICATE_INVOICE, OUTSIDE_PERIOD, Key, audit_rows
@@ -64,12 +65,21 @@ def row_faults(row: Row, quarter: Quarter, seen_invoices: set[str]) -> tuple[str
 def reconcile(quarter: Quarter, rows: list[Row]) -> Key:
     """Re-derive the corrected BAS (cents by label) and the fault key from the ledger as listed."""
     faults, kept = audit_rows(rows, lambda row, seen: row_faults(row, quarter, seen))
+    return Key(totals(kept), faults)
+
+
+def totals(
+    kept: Iterable[tuple[Row, tuple[str, ...]]], gst_of: Callable[[Row], Decimal] = correct_gst
+) -> dict[str, int]:
+    """The BAS labels in cents over the rows that stay in it, each with its fault codes.
+
+    `gst_of` is the GST each row contributes (the correct GST; a policy may trust the books)."""
     g1 = gst_on_sales = gst_on_purchases = Decimal(0)
     for row, codes in kept:
         if row.kind == SALE:
             g1 += row.amount
-            gst_on_sales += correct_gst(row)
+            gst_on_sales += gst_of(row)
         elif MISSING_ABN_OVER_THRESHOLD not in codes:
-            gst_on_purchases += correct_gst(row)
+            gst_on_purchases += gst_of(row)
     amounts = (g1, gst_on_sales, gst_on_purchases, gst_on_sales - gst_on_purchases)
-    return Key({label: cents_of(amount) for label, amount in zip(LABELS, amounts, strict=True)}, faults)
+    return {label: cents_of(amount) for label, amount in zip(LABELS, amounts, strict=True)}

@@ -15,18 +15,29 @@ from typing import Annotated
 
 import verifiers.v1 as vf
 from piv_core.knobs import at_least, at_most, share
-from piv_core.ledger_audit import Grade, LedgerData, fault_lists, key_holds
+from piv_core.ladder import apply_level
+from piv_core.ledger_audit import Grade, Key, LedgerData, fault_lists, key_holds, some_of
 from piv_core.prompt_size import largest_fitting, prompt_bytes
 from piv_core.rng import Split, split_rng, task_id
+from pydantic import model_validator
 
 from au_bas_reconciliation_v1 import generator, grading, prompt, rules
+from au_bas_reconciliation_v1.levels import RUNGS
 
 DEFAULT_SEED = 20260826
 
 
+WIDEST_ASKED = max(
+    (tuple(label for label in rules.LABELS if label != left_out) for left_out in rules.LABELS),
+    key=lambda labels: len(", ".join(labels)),
+)
+"""The subset of labels with the longest "labels to report" line (written only for a subset)."""
+
+
 def widest_prompt_bytes(num_transactions: int) -> int:
     """An upper bound on the prompt bytes (system prompt folded in) of any task with this many rows."""
-    return prompt_bytes(prompt.SYSTEM_PROMPT, prompt.user_prompt(*generator.widest_ledger(num_transactions)))
+    widest = generator.widest_ledger(num_transactions)
+    return prompt_bytes(prompt.SYSTEM_PROMPT, prompt.user_prompt(*widest, WIDEST_ASKED))
 
 
 MAX_TRANSACTIONS = largest_fitting(widest_prompt_bytes, generator.MIN_ROWS)
@@ -52,16 +63,16 @@ class AuBasTask(vf.Task[AuBasData, vf.State, vf.TaskConfig]):
 
     @vf.metric
     async def audit(self, trace: vf.Trace) -> dict[str, float]:
-        return grading.SCHEME.metrics(self._grade(trace))
+        return grading.SCHEME.metrics(self._grade(trace), self.data.faults)
 
     async def validate(self, runtime: vf.Runtime) -> bool:
         """Re-derive the key from the ledger as the prompt shows it and compare."""
-        return key_holds(
-            self.data,
-            prompt.SYSTEM_PROMPT,
-            self.data.bas,
-            lambda text: rules.reconcile(*prompt.read_ledger(text)),
-        )
+        return key_holds(self.data, prompt.SYSTEM_PROMPT, self.data.bas, _key_of)
+
+
+def _key_of(text: str) -> Key:
+    """The key of the task whose user prompt is `text`: the labels it asks for, and the faults."""
+    return rules.reconcile(*prompt.read_ledger(text)).asking(prompt.read_labels(text))
 
 
 class AuBasConfig(vf.TasksetConfig):
@@ -70,29 +81,43 @@ class AuBasConfig(vf.TasksetConfig):
         at_least(generator.MIN_ROWS),
         at_most(MAX_TRANSACTIONS, "a longer ledger's prompt would not fit one command-line argument"),
     ] = 24
-    """Rows per ledger, from 4 to `MAX_TRANSACTIONS` (1022): the most rows for which the prompt,
+    """Rows per ledger, from 4 to `MAX_TRANSACTIONS` (1020): the most rows for which the prompt,
     system prompt included and every column at its widest, stays within 112 KiB, so that it fits
     the 128 KiB one command-line argument can hold."""
     fault_rate: Annotated[float, share()] = 0.25
     """Expected share of rows with a planted fault, in [0, 1]; 0 plants none, above 0 at least one."""
+    fault_codes: Annotated[list[str], some_of(rules.FAULT_CODES)] = list(rules.FAULT_CODES)
+    """The fault codes the generator may plant (default: all five). The key still applies every
+    rule, so a code not planted can only be found where it genuinely holds."""
+    labels: Annotated[list[str], some_of(rules.LABELS)] = list(rules.LABELS)
+    """The BAS labels the task asks for and grades (default: all four). When fewer, the task
+    names them, and only they count towards ``bas_correct`` and ``bas_label_accuracy``."""
+    level: int | None = None
+    """A rung of `levels.RUNGS` (1 easiest, 6 hardest): sets num_transactions, fault_rate,
+    fault_codes and labels. Unset: every knob as given. Task ids read ``au-bas-level<N>-...``."""
     seed: int = DEFAULT_SEED
-    """Generator seed; task i depends only on (split, seed, i, num_transactions, fault_rate)."""
+    """Generator seed; task i depends only on (split, seed, i) and the knobs above."""
     split: Split = "train"
     """``train`` (the default) or ``eval``: two disjoint task streams under every seed
     (`piv_core.rng`); evaluate on ``eval`` what was trained on ``train``."""
+
+    @model_validator(mode="after")
+    def _level(self) -> AuBasConfig:
+        return apply_level(self, RUNGS)
 
 
 def make_task_data(config: AuBasConfig, idx: int) -> AuBasData:
     """Task `idx` of the stream `config` describes."""
     rng = split_rng(config.split, config.seed, idx)
-    ledger = generator.generate(rng, config.num_transactions, config.fault_rate)
-    key = rules.reconcile(ledger.quarter, ledger.rows)
+    ledger = generator.generate(rng, config.num_transactions, config.fault_rate, config.fault_codes)
+    key = rules.reconcile(ledger.quarter, ledger.rows).asking(config.labels)
+    prefix = "au-bas" if config.level is None else f"au-bas-level{config.level}"
     return AuBasData(
         idx=idx,
-        id=task_id("au-bas", config.split, config.seed, idx),
+        id=task_id(prefix, config.split, config.seed, idx),
         name=f"{ledger.business} {ledger.quarter.start:%Y-%m}",
         system_prompt=prompt.SYSTEM_PROMPT,
-        prompt=prompt.user_prompt(ledger.business, ledger.quarter, ledger.rows),
+        prompt=prompt.user_prompt(ledger.business, ledger.quarter, ledger.rows, config.labels),
         bas=key.figures,
         faults=fault_lists(key.faults),
     )

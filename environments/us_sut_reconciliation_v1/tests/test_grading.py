@@ -8,7 +8,8 @@ from collections.abc import Callable
 import pytest
 from piv_core.money import format_cents
 from piv_core.testing import score_reply
-from us_sut_reconciliation_v1.rules import FAULT_CODES, GRADED_FIGURES
+from us_sut_reconciliation_v1 import grading
+from us_sut_reconciliation_v1.rules import FAULT_CODES, FIGURES, GRADED_FIGURES
 from us_sut_reconciliation_v1.taskset import UsSutConfig, UsSutData, UsSutTask, make_task_data
 
 Reply = Callable[[dict[str, int], dict[str, list[str]]], str]
@@ -19,7 +20,14 @@ METRICS = {"answer_parsed", "fields_correct", "fault_precision", "fault_recall"}
 def test_gold_scores_one(task: UsSutTask, gold: Gold) -> None:
     scored = score_reply(task, gold(task.data))
     assert scored.rewards == {"return_correct": 1.0, "fault_audit": 1.0}
-    assert scored.metrics == dict.fromkeys(METRICS, 1.0)
+    assert {name: scored.metrics[name] for name in METRICS} == dict.fromkeys(METRICS, 1.0)
+    assert list(scored.metrics) == grading.SCHEME.metric_names_all()
+    assert all(scored.metrics[f"{name}_correct"] == 1.0 for name in FIGURES)
+    keyed = {code for codes in task.data.faults.values() for code in codes}
+    for code in FAULT_CODES:
+        hit = float(code in keyed)
+        assert scored.metrics[f"recall_{code}"] == scored.metrics[f"precision_{code}"] == hit, code
+        assert (scored.metrics[f"keyed_{code}"] > 0) == (code in keyed)
     assert scored.reward == pytest.approx(1.0)
 
 
@@ -109,7 +117,9 @@ def test_a_figure_with_sub_cent_digits_is_wrong(task: UsSutTask, reply: Reply) -
 def test_malformed_replies_score_zero_and_unparsed(task: UsSutTask, text: str | None) -> None:
     scored = score_reply(task, text)
     assert scored.rewards == {"return_correct": 0.0, "fault_audit": 0.0}
-    assert scored.metrics == dict.fromkeys(METRICS, 0.0)
+    assert {name: scored.metrics[name] for name in METRICS} == dict.fromkeys(METRICS, 0.0)
+    assert all(v == 0.0 for name, v in scored.metrics.items() if not name.startswith("keyed_"))
+    assert list(scored.metrics) == grading.SCHEME.metric_names_all()
 
 
 def test_only_the_last_answer_block_counts(task: UsSutTask, gold: Gold) -> None:

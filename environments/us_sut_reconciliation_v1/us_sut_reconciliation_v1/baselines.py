@@ -8,21 +8,39 @@
   correctly sourced sales look miscalculated and origin-taxed ones look right.
 - ``blanket``: flags every row with every fault code; the figures are the ledger's column sums.
 - ``garbage``: prose with figures but no answer block.
+
+`noisy` (served as ``noisy-<p>``) is the oracle erring on each row independently with
+probability p: it takes a faulted row for clean (no codes, kept in the return, taken as the
+books record it) and gives a clean row a plausible wrong code (then treated as the code says),
+and works its figures out from its own treatment of the rows.
 """
 
 from __future__ import annotations
 
+import random
 from decimal import Decimal
 
 from piv_core.endpoint import Conversation, Policy
-from piv_core.ledger_audit import answer_text
+from piv_core.ledger_audit import DUPLICATE_INVOICE, OUTSIDE_PERIOD, answer_text
+from piv_core.ledger_audit_plan import pick
 from piv_core.money import cents_of
 
-from us_sut_reconciliation_v1.ledger import SALE
-from us_sut_reconciliation_v1.prompt import read_ledger
-from us_sut_reconciliation_v1.rules import FAULT_CODES, FIGURES, combined_rate, reconcile, tax_at
+from us_sut_reconciliation_v1.ledger import SALE, Row
+from us_sut_reconciliation_v1.prompt import read_figures, read_ledger
+from us_sut_reconciliation_v1.rules import (
+    FAULT_CODES,
+    FIGURES,
+    MISSING_EXEMPTION_CERT,
+    combined_rate,
+    reconcile,
+    tax_at,
+    totals,
+)
 
 _ZERO = Decimal("0.00")
+ORACLE_NOTE = "Reconciled.\n"
+PURCHASE_CODES = (DUPLICATE_INVOICE, OUTSIDE_PERIOD, MISSING_EXEMPTION_CERT)
+"""The codes a purchase can carry; a sale can carry any."""
 
 
 def _return(gross: Decimal, exempt: Decimal, sales_due: Decimal, use_due: Decimal) -> dict[str, int]:
@@ -31,8 +49,36 @@ def _return(gross: Decimal, exempt: Decimal, sales_due: Decimal, use_due: Decima
 
 
 def oracle(conversation: Conversation) -> str:
-    key = reconcile(*read_ledger(conversation.user_text))
-    return "Reconciled.\n" + answer_text(key.figures, key.faults)
+    text = conversation.user_text
+    key = reconcile(*read_ledger(text)).asking(read_figures(text))
+    return ORACLE_NOTE + answer_text(key.figures, key.faults)
+
+
+def noisy(conversation: Conversation, p: float, rng: random.Random) -> str:
+    """The oracle's reply with each row independently mistreated with probability `p` (see the
+    module docstring). Only `rng` supplies randomness; ``p = 0`` is the oracle's reply exactly."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p must be between 0 and 1, got {p}")
+    text = conversation.user_text
+    quarter, business_zip, rows = read_ledger(text)
+    key = reconcile(quarter, business_zip, rows)
+    faults: dict[str, tuple[str, ...]] = {}
+    kept: list[Row] = []
+    trusted: set[str] = set()
+    for row in rows:
+        codes = key.faults.get(row.txn_id, ())
+        if rng.random() < p:
+            if codes:
+                codes = ()
+                trusted.add(row.txn_id)
+            else:
+                codes = (pick(rng, FAULT_CODES if row.kind == SALE else PURCHASE_CODES),)
+        if codes:
+            faults[row.txn_id] = codes
+        if DUPLICATE_INVOICE not in codes and OUTSIDE_PERIOD not in codes:
+            kept.append(row)
+    figures = totals(kept, business_zip, trusted)
+    return ORACLE_NOTE + answer_text({name: figures[name] for name in read_figures(text)}, faults)
 
 
 def gross_only(conversation: Conversation) -> str:

@@ -10,7 +10,7 @@ of its seed. `widest_ledger` is the bound on all of them that sizes the prompt.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import date, timedelta
 from decimal import Decimal
 from typing import NamedTuple
@@ -28,6 +28,7 @@ from us_sut_reconciliation_v1.ledger import CATEGORIES, EXEMPT, PURCHASE, SALE, 
 from us_sut_reconciliation_v1.rules import (
     CERT_THRESHOLD,
     DUPLICATE_INVOICE,
+    FAULT_CODES,
     LOCAL_RATES,
     MISSING_EXEMPTION_CERT,
     NEXUS_MISALLOCATION,
@@ -141,7 +142,10 @@ def _inject(rng: random.Random, row: Row, code: str, quarter: Quarter, business_
     if code == MISSING_EXEMPTION_CERT:
         category = row.category if row.category in TAXABLE else pick(rng, TAXABLE)
         gross = row.gross if row.gross > CERT_THRESHOLD else _gross(rng, _THRESHOLD_CENTS + 2_500)
-        return row._replace(category=category, gross=gross, tax=_ZERO, claimed=True, cert="")
+        # A vendor that was charging tax keeps charging it on the uncertified claim (no draw).
+        charged = row.kind == PURCHASE and row.tax != 0
+        tax = tax_at(gross, combined_rate(row.zip)) if charged else _ZERO
+        return row._replace(category=category, gross=gross, tax=tax, claimed=True, cert="")
     gross = row.gross if row.gross >= 20 else _gross(rng, 2_000)
     if code == TAX_ON_EXEMPT_ITEM:
         if rng.random() < 0.75:  # an exempt category taxed anyway
@@ -159,20 +163,29 @@ def _inject(rng: random.Random, row: Row, code: str, quarter: Quarter, business_
     raise ValueError(f"cannot inject {code!r} into a row")
 
 
-def _codes_for(rng: random.Random, kind: str) -> list[str]:
-    """One fault a row of `kind` can carry, sometimes dated outside the quarter as well."""
-    first = pick(rng, SALE_CODES if kind == SALE else PURCHASE_CODES)
-    if first not in (OUTSIDE_PERIOD, DUPLICATE_INVOICE) and rng.random() < 0.15:
+def _codes_for(rng: random.Random, kind: str, allowed: frozenset[str]) -> list[str]:
+    """One fault of `allowed` a row of `kind` can carry, sometimes dated outside the quarter as
+    well; none when no allowed code fits the row."""
+    pool = [code for code in (SALE_CODES if kind == SALE else PURCHASE_CODES) if code in allowed]
+    if not pool:
+        return []
+    first = pick(rng, pool)
+    if first not in (OUTSIDE_PERIOD, DUPLICATE_INVOICE) and OUTSIDE_PERIOD in allowed and rng.random() < 0.15:
         return [first, OUTSIDE_PERIOD]
     return [first]
 
 
-def generate(rng: random.Random, num_rows: int, fault_rate: float) -> Ledger:
-    """A ledger of exactly `num_rows` rows; `fault_rate` is the expected share of faulty rows.
+def generate(
+    rng: random.Random, num_rows: int, fault_rate: float, fault_codes: Iterable[str] = FAULT_CODES
+) -> Ledger:
+    """A ledger of exactly `num_rows` rows; `fault_rate` is the expected share of faulty rows,
+    each planted with codes of `fault_codes` only.
 
     A rate of 0 plants nothing (invoice numbers are unique, so the quarter is clean); any
-    positive rate plants at least one fault.
+    positive rate marks at least one row faulty, and a faulty row is planted unless no code of
+    `fault_codes` fits it (a purchase carries none of the sale-only codes).
     """
+    allowed = frozenset(fault_codes)
     check_rows(num_rows, MIN_ROWS, "num_rows")
     quarter = Quarter(pick(rng, YEARS), 1 + int(rng.random() * 4))
     business, business_zip = pick(rng, BUSINESSES), pick(rng, BUSINESS_ZIPS)
@@ -188,7 +201,7 @@ def generate(rng: random.Random, num_rows: int, fault_rate: float) -> Ledger:
         day = date.fromordinal(first_day + int(rng.random() * span))
         row = _clean_row(rng, day, invoice, kind, business_zip)
         if faulty[slot]:
-            codes = _codes_for(rng, kind)
+            codes = _codes_for(rng, kind, allowed)
             if codes == [DUPLICATE_INVOICE]:
                 copies.append(slot)
             for code in codes:

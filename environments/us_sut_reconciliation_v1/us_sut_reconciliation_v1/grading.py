@@ -2,19 +2,23 @@
 
 Reading and scoring are `piv_core.ledger_audit`'s: the last ``<answer>`` block must hold a JSON
 object whose ``faults`` is a fault map, or every score is 0 and ``answer_parsed`` is 0; a figure
-that is missing or not an exact cent amount is simply wrong. ``exempt_sales`` is asked for but
-not graded (`rules.GRADED_FIGURES`).
+that is missing or not an exact cent amount is simply wrong. Of the figures the task asks for
+(all six unless the `figures` knob names fewer), all but ``exempt_sales`` are graded
+(`rules.GRADED_FIGURES`). Each trace also carries ``<figure>_correct`` per figure
+(``exempt_sales_correct`` included, for the reader) and ``precision_<code>``, ``recall_<code>``,
+``keyed_<code>`` per fault code.
 """
 
 from __future__ import annotations
 
 from piv_core.ledger_audit import Grade, Scheme
 
-from us_sut_reconciliation_v1.rules import FIGURES, GRADED_FIGURES
+from us_sut_reconciliation_v1.rules import FAULT_CODES, FIGURES, GRADED_FIGURES
 
 SCHEME = Scheme(
     labels=FIGURES,
     graded=GRADED_FIGURES,
+    codes=FAULT_CODES,
     metric_names={
         "answer_parsed": "parsed",
         "fields_correct": "figure_accuracy",

@@ -2,15 +2,17 @@
 
 `SYSTEM_PROMPT` states every rule `rules.reconcile` applies; `user_prompt` shows one business,
 its ZIP, the filing quarter and the ledger. `read_ledger` inverts `user_prompt`, recovering
-exactly what the model was shown; the oracle policy and `validate()` work from it.
+exactly what the model was shown, and `read_figures` the figures it asks for; the oracle policy
+and `validate()` work from them.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from us_sut_reconciliation_v1.ledger import EXEMPT, TAXABLE, Quarter, Row, from_csv, to_csv
-from us_sut_reconciliation_v1.rules import CERT_THRESHOLD, LOCAL_RATES, STATE_RATE
+from us_sut_reconciliation_v1.rules import CERT_THRESHOLD, FIGURES, LOCAL_RATES, STATE_RATE
 
 _RATE_TABLE = "\n".join(
     f"| {zip_code} | {place} | {local:.3f}% | {STATE_RATE + local:.3f}% |"
@@ -57,8 +59,8 @@ with or without one.
 - A claim on a taxable category is honoured when customer_or_vendor_cert_id is not blank, or when \
 gross_amount is ${CERT_THRESHOLD} or less. A row with an honoured claim is exempt.
 - A claim on a taxable category with gross_amount over ${CERT_THRESHOLD} (strictly greater) and a blank \
-customer_or_vendor_cert_id is not honoured: the row is taxable (a sale owes sales tax, a purchase is \
-subject to use tax) and has the fault missing_exemption_cert.
+customer_or_vendor_cert_id is not honoured: the row has the fault missing_exemption_cert and is treated \
+as if it claimed nothing. What it then owes is stated once, under SALES and PURCHASES.
 
 SALES
 - An exempt sale is a sale whose category is exempt or whose claim is honoured. Every other sale is a \
@@ -69,7 +71,8 @@ combined rate of its jurisdiction_zip, the delivery ZIP, whatever the business Z
 PURCHASES
 - Use tax is due on a purchase whose category is taxable, that has no honoured claim, and whose \
 tax_collected_or_paid is 0.00; it is tax at the combined rate of the business ZIP. Every other purchase \
-owes no use tax.
+owes no use tax. This holds for a purchase with missing_exemption_cert too: it owes use tax when the \
+vendor charged no tax, and none when the vendor charged some.
 - The tax a vendor charged is never audited.
 
 FAULT CODES
@@ -100,7 +103,10 @@ CORRECTED RETURN (USD, exact to the cent)
 The recorded tax_collected_or_paid never enters the figures; only the correct tax does.
 
 ANSWER FORMAT
-Finish with one <answer> block holding a JSON object with exactly these keys:
+Finish with one <answer> block holding a JSON object with exactly these keys: the six figures gross_sales, \
+exempt_sales, taxable_sales, sales_tax_due, use_tax_due and net_remittance, and faults. When the task \
+names the figures to report, give only those figures (and faults). exempt_sales is asked for but never \
+graded; every other figure asked for is graded.
 <answer>
 {{"gross_sales": "52310.40", "exempt_sales": "9120.00", "taxable_sales": "43190.40", "sales_tax_due": \
 "3512.77", "use_tax_due": "206.15", "net_remittance": "3718.92", "faults": {{"txn_004": \
@@ -112,17 +118,23 @@ the cent.
 written exactly as above. List only rows that have faults; use {{}} when no row has one.
 - Only the last <answer> block in your reply is read; text outside it is ignored."""
 
+_ASKED = re.compile(r"^Figures to report: (.+)$", re.MULTILINE)
 _BUSINESS_ZIP = re.compile(r"^Business ZIP: (\d{5})$", re.MULTILINE)
 _QUARTER = re.compile(r"^Filing quarter: (\d{4}) Q([1-4])\b", re.MULTILINE)
 _LEDGER = re.compile(r"```csv\n(.*?)\n```", re.DOTALL)
 
 
-def user_prompt(business: str, business_zip: str, quarter: Quarter, rows: list[Row]) -> str:
+def user_prompt(
+    business: str, business_zip: str, quarter: Quarter, rows: list[Row], figures: Sequence[str] = FIGURES
+) -> str:
+    """The task: the business, its ZIP, the quarter, which figures to report (when not all six), the ledger."""
     place = LOCAL_RATES[business_zip][0]
+    asked = "" if tuple(figures) == FIGURES else f"Figures to report: {', '.join(figures)} (only these)\n"
     return (
         f"Business: {business}, {place}, State of Lone Pine\n"
         f"Business ZIP: {business_zip}\n"
         f"Filing quarter: {quarter.describe()}\n"
+        f"{asked}"
         f"Ledger ({len(rows)} rows):\n"
         f"```csv\n{to_csv(rows)}\n```"
     )
@@ -135,3 +147,14 @@ def read_ledger(text: str) -> tuple[Quarter, str, list[Row]]:
         raise ValueError("prompt has no filing quarter, no business ZIP or no csv ledger block")
     year, number = int(quarter.group(1)), int(quarter.group(2))
     return Quarter(year, number), business_zip.group(1), from_csv(ledger.group(1))
+
+
+def read_figures(text: str) -> tuple[str, ...]:
+    """The figures a user prompt asks for, in `FIGURES` order (all six when it names none)."""
+    match = _ASKED.search(text)
+    if match is None:
+        return FIGURES
+    named = match.group(1).removesuffix(" (only these)").split(", ")
+    if len(set(named)) != len(named) or not set(named) <= set(FIGURES):
+        raise ValueError(f"prompt asks for unknown or repeated figures: {named}")
+    return tuple(name for name in FIGURES if name in named)

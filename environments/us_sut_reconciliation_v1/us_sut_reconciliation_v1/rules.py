@@ -8,6 +8,7 @@ generator meant to plant. The prompt states every rule here in words.
 
 from __future__ import annotations
 
+from collections.abc import Container, Iterable
 from decimal import ROUND_HALF_UP, Decimal
 
 from piv_core.ledger_audit import DUPLICATE_INVOICE, OUTSIDE_PERIOD, Key, audit_rows
@@ -125,15 +126,25 @@ def reconcile(quarter: Quarter, business_zip: str, rows: list[Row]) -> Key:
     """Re-derive the corrected return (cents by figure name) and the fault key from the ledger as listed."""
     combined_rate(business_zip)  # an unknown business ZIP is an error even with no untaxed purchase
     faults, kept = audit_rows(rows, lambda row, seen: row_faults(row, quarter, business_zip, seen))
+    return Key(totals((row for row, _ in kept), business_zip), faults)
+
+
+def totals(kept: Iterable[Row], business_zip: str, trusted: Container[str] = ()) -> dict[str, int]:
+    """The return's figures in cents over the rows that stay in it.
+
+    A row whose txn_id is in `trusted` is taken as the books record it (a policy's mistake, never
+    the rules'): a sale is exempt when it recorded no tax and owes the tax it recorded, and a
+    purchase's exemption claim is honoured."""
     gross = exempt = sales_due = use_due = Decimal(0)
-    for row, _ in kept:
+    for row in kept:
+        as_booked = row.txn_id in trusted
         if row.kind == SALE:
             gross += row.gross
-            if is_exempt(row):
+            if (row.tax == 0) if as_booked else is_exempt(row):
                 exempt += row.gross
             else:
-                sales_due += sales_tax(row)
-        else:
+                sales_due += row.tax if as_booked else sales_tax(row)
+        elif not (as_booked and row.claimed):
             use_due += use_tax(row, business_zip)
     amounts = (gross, exempt, gross - exempt, sales_due, use_due, sales_due + use_due)
-    return Key({name: cents_of(amount) for name, amount in zip(FIGURES, amounts, strict=True)}, faults)
+    return {name: cents_of(amount) for name, amount in zip(FIGURES, amounts, strict=True)}

@@ -15,19 +15,29 @@ from typing import Annotated
 
 import verifiers.v1 as vf
 from piv_core.knobs import at_least, at_most, share
-from piv_core.ledger_audit import Grade, LedgerData, fault_lists, key_holds
+from piv_core.ladder import apply_level
+from piv_core.ledger_audit import Grade, Key, LedgerData, fault_lists, key_holds, some_of
 from piv_core.prompt_size import SET_BUDGET, largest_fitting, prompt_bytes
 from piv_core.rng import Split, split_rng, task_id
 from pydantic import model_validator
 
 from us_sut_reconciliation_v1 import generator, grading, prompt, rules
+from us_sut_reconciliation_v1.levels import RUNGS
 
 DEFAULT_SEED = 20260701
 
 
+WIDEST_ASKED = max(
+    (tuple(name for name in rules.FIGURES if name != left_out) for left_out in rules.FIGURES),
+    key=lambda figures: len(", ".join(figures)),
+)
+"""The subset of figures with the longest "figures to report" line (written only for a subset)."""
+
+
 def widest_prompt_bytes(num_rows: int) -> int:
     """An upper bound on the prompt bytes (system prompt folded in) of any task with this many rows."""
-    return prompt_bytes(prompt.SYSTEM_PROMPT, prompt.user_prompt(*generator.widest_ledger(num_rows)))
+    widest = generator.widest_ledger(num_rows)
+    return prompt_bytes(prompt.SYSTEM_PROMPT, prompt.user_prompt(*widest, WIDEST_ASKED))
 
 
 MAX_ROWS = largest_fitting(widest_prompt_bytes, generator.MIN_ROWS)
@@ -58,21 +68,21 @@ class UsSutTask(vf.Task[UsSutData, vf.State, vf.TaskConfig]):
 
     @vf.metric
     async def audit(self, trace: vf.Trace) -> dict[str, float]:
-        return grading.SCHEME.metrics(self._grade(trace))
+        return grading.SCHEME.metrics(self._grade(trace), self.data.faults)
 
     async def validate(self, runtime: vf.Runtime) -> bool:
         """Re-derive the key from the ledger as the prompt shows it and compare."""
-        return key_holds(
-            self.data,
-            prompt.SYSTEM_PROMPT,
-            self.data.figures,
-            lambda text: rules.reconcile(*prompt.read_ledger(text)),
-        )
+        return key_holds(self.data, prompt.SYSTEM_PROMPT, self.data.figures, _key_of)
+
+
+def _key_of(text: str) -> Key:
+    """The key of the task whose user prompt is `text`: the figures it asks for, and the faults."""
+    return rules.reconcile(*prompt.read_ledger(text)).asking(prompt.read_figures(text))
 
 
 class UsSutConfig(vf.TasksetConfig):
     num_tasks: Annotated[int, at_least(1)] = 50
-    """Tasks in the set, from 1 to `max_tasks(num_rows)` (57647 at the default 30 rows, 4683 at
+    """Tasks in the set, from 1 to `max_tasks(num_rows)` (54377 at the default 30 rows, 4684 at
     `MAX_ROWS`): verifiers holds the whole set at once to shuffle it or to run it without a
     limit, and its prompts, at their widest, stay within 512 MiB together."""
     num_rows: Annotated[
@@ -80,19 +90,35 @@ class UsSutConfig(vf.TasksetConfig):
         at_least(generator.MIN_ROWS),
         at_most(MAX_ROWS, "a longer ledger's prompt would not fit one command-line argument"),
     ] = 30
-    """Rows per ledger, from 5 to `MAX_ROWS` (1104): the most rows for which the prompt, system
+    """Rows per ledger, from 5 to `MAX_ROWS` (1098): the most rows for which the prompt, system
     prompt included and every column at its widest, stays within 112 KiB, so that it fits the
     128 KiB one command-line argument can hold."""
     fault_rate: Annotated[float, share()] = 0.25
     """Expected share of rows with a planted fault, in [0, 1]; 0 plants none, above 0 at least one."""
+    fault_codes: Annotated[list[str], some_of(rules.FAULT_CODES)] = list(rules.FAULT_CODES)
+    """The fault codes the generator may plant (default: all six). The key still applies every
+    rule, so a code not planted can only be found where it genuinely holds."""
+    figures: Annotated[list[str], some_of(rules.FIGURES)] = list(rules.FIGURES)
+    """The figures the task asks for (default: all six). When fewer, the task names them; the
+    graded ones among them (all but exempt_sales) count towards ``return_correct`` and
+    ``fields_correct``. At least one graded figure must be asked for."""
+    level: int | None = None
+    """A rung of `levels.RUNGS` (1 easiest, 6 hardest): sets num_rows, fault_rate, fault_codes
+    and figures. Unset: every knob as given. Task ids read ``us-sut-level<N>-...``."""
     seed: int = DEFAULT_SEED
-    """Generator seed; task i depends only on (split, seed, i, num_rows, fault_rate)."""
+    """Generator seed; task i depends only on (split, seed, i) and the knobs above."""
     split: Split = "train"
     """``train`` (the default) or ``eval``: two disjoint task sets under every seed
     (`piv_core.rng`); evaluate on ``eval`` what was trained on ``train``."""
 
     @model_validator(mode="after")
-    def _set_fits_in_memory(self) -> UsSutConfig:
+    def _level_and_bounds(self) -> UsSutConfig:
+        """The level's knobs filled in first, then the checks across knobs."""
+        apply_level(self, RUNGS)
+        if not set(self.figures) & set(rules.GRADED_FIGURES):
+            raise ValueError(
+                f"figures must include a graded figure (any but exempt_sales), got {self.figures}"
+            )
         most = max_tasks(self.num_rows)
         if self.num_tasks > most:
             raise ValueError(
@@ -106,14 +132,17 @@ class UsSutConfig(vf.TasksetConfig):
 def make_task_data(config: UsSutConfig, idx: int) -> UsSutData:
     """Task `idx` of the set `config` describes."""
     rng = split_rng(config.split, config.seed, idx)
-    ledger = generator.generate(rng, config.num_rows, config.fault_rate)
-    key = rules.reconcile(ledger.quarter, ledger.business_zip, ledger.rows)
+    ledger = generator.generate(rng, config.num_rows, config.fault_rate, config.fault_codes)
+    key = rules.reconcile(ledger.quarter, ledger.business_zip, ledger.rows).asking(config.figures)
+    prefix = "us-sut" if config.level is None else f"us-sut-level{config.level}"
     return UsSutData(
         idx=idx,
-        id=task_id("us-sut", config.split, config.seed, idx),
+        id=task_id(prefix, config.split, config.seed, idx),
         name=f"{ledger.business} {ledger.quarter.year} Q{ledger.quarter.number}",
         system_prompt=prompt.SYSTEM_PROMPT,
-        prompt=prompt.user_prompt(ledger.business, ledger.business_zip, ledger.quarter, ledger.rows),
+        prompt=prompt.user_prompt(
+            ledger.business, ledger.business_zip, ledger.quarter, ledger.rows, config.figures
+        ),
         figures=key.figures,
         faults=fault_lists(key.faults),
     )

@@ -15,14 +15,17 @@ for the shared metrics (`Scheme.metric_names`).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from types import MappingProxyType
 from typing import Any, NamedTuple, TypeVar
 
+from pydantic import AfterValidator, ValidationInfo
+
 from piv_core.answer import json_answer, parsed_once
-from piv_core.audit import fault_pairs, pair_scores, read_fault_map
+from piv_core.audit import code_scores, fault_pairs, pair_scores, read_fault_map
 from piv_core.compat import TaskData
 from piv_core.money import format_cents, parse_cents
 
@@ -38,6 +41,10 @@ class Key(NamedTuple):
 
     figures: dict[str, int]
     faults: dict[str, tuple[str, ...]]
+
+    def asking(self, labels: Iterable[str]) -> Key:
+        """The key of a task that asks for `labels` only (the fault key is whole)."""
+        return Key({label: self.figures[label] for label in labels}, self.faults)
 
 
 def fault_lists(faults: Mapping[str, Iterable[str]]) -> dict[str, list[str]]:
@@ -65,6 +72,25 @@ def audit_rows(
                 continue
         kept.append((row, codes))
     return faults, kept
+
+
+def some_of(options: Sequence[str]) -> AfterValidator:
+    """A list knob: a non-empty choice of distinct `options`, kept in the order of `options`.
+
+    A bad value fails naming the knob: ``fault_codes must be a non-empty list of distinct
+    values among [...], got [...]``.
+    """
+    allowed = tuple(options)
+
+    def check(value: list[str], info: ValidationInfo) -> list[str]:
+        if not value or len(set(value)) != len(value) or not set(value) <= set(allowed):
+            among = list(allowed)
+            raise ValueError(
+                f"{info.field_name} must be a non-empty list of distinct values among {among}, got {value}"
+            )
+        return [option for option in allowed if option in value]
+
+    return AfterValidator(check)
 
 
 class LedgerData(TaskData):
@@ -111,59 +137,112 @@ def read_answer(reply: str | None, labels: tuple[str, ...]) -> Answer | None:
 
 class Grade(NamedTuple):
     figures_correct: float
-    """1.0 when every graded figure is right to the cent."""
+    """1.0 when every graded figure the task asks for is right to the cent."""
     fault_audit: float
     """F1 over (txn_id, code) pairs."""
     figure_accuracy: float
+    """The share of the graded figures asked for that are right."""
     fault_precision: float
     fault_recall: float
     num_flagged: float
     parsed: float
+    figure_right: tuple[float, ...] = ()
+    """Per label of the scheme, in order: 1.0 when asked for and right, else 0.0."""
+    code_precision: tuple[float, ...] = ()
+    """Per fault code of the scheme, in order: the audit's precision on that code's pairs."""
+    code_recall: tuple[float, ...] = ()
+    """Per fault code of the scheme, in order: the audit's recall on that code's pairs."""
 
 
 UNPARSED = Grade(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+"""The grade of an unparseable reply (its per-label and per-code scores read as 0)."""
+
+SHARED_FIELDS = Grade._fields[:7]
+"""The `Grade` fields an environment reports under names of its own (`Scheme.metric_names`)."""
+
+
+def metric_key(name: str) -> str:
+    """`name` as part of a metric name: lower-cased, every character but a-z and 0-9 as ``_``."""
+    return re.sub(r"[^a-z0-9]", "_", name.lower())
 
 
 @dataclass(frozen=True)
 class Scheme:
-    """What one environment's answer holds and what its metrics are called."""
+    """What one environment's answer holds and what its metrics are called.
+
+    Besides the shared metrics under the environment's names, every trace carries, whatever
+    the task asked: ``<label>_correct`` per label, and ``precision_<code>``, ``recall_<code>``
+    and ``keyed_<code>`` per fault code (`metric_key` spells label and code).
+    """
 
     labels: tuple[str, ...]
-    """Every figure an answer states, in the order the prompt lists them."""
+    """Every figure an answer may state, in the order the prompt lists them."""
     graded: tuple[str, ...]
-    """The figures that count towards the figures reward."""
+    """The figures that count towards the figures reward when the task asks for them."""
+    codes: tuple[str, ...]
+    """The environment's fault codes."""
     metric_names: Mapping[str, str]
-    """The environment's name for each `Grade` field it reports as a metric."""
+    """The environment's name for each shared `Grade` field it reports as a metric."""
     parse: Callable[[str | None], Answer | None] = field(init=False, repr=False, compare=False)
     """`read_answer` for these labels, remembering recent replies (`piv_core.answer.parsed_once`)."""
 
     def __post_init__(self) -> None:
         if not set(self.graded) <= set(self.labels):
             raise ValueError(f"graded figures {self.graded} must be among the labels {self.labels}")
-        unknown = set(self.metric_names.values()) - set(Grade._fields)
+        unknown = set(self.metric_names.values()) - set(SHARED_FIELDS)
         if unknown:
             raise ValueError(f"metric_names maps to unknown grade fields {sorted(unknown)}")
         labels = self.labels
         object.__setattr__(self, "parse", parsed_once(lambda reply: read_answer(reply, labels)))
 
     def grade(self, reply: str | None, figures: Mapping[str, int], faults: Mapping[str, list[str]]) -> Grade:
-        """Score `reply` against the figures (cents by label) and the fault key."""
+        """Score `reply` against the figures asked for (cents by label) and the fault key.
+
+        Only the labels in `figures` were asked for; of those, the ones in `graded` are graded.
+        """
+        graded = [label for label in self.graded if label in figures]
+        if not graded:
+            raise ValueError(f"the key asks for none of the graded figures {self.graded}: {sorted(figures)}")
+        truth = fault_pairs(faults)
         answer = self.parse(reply)
         if answer is None:
             return UNPARSED
         stated = answer.figures
-        right = sum(stated[label] == figures[label] for label in self.graded)
-        audit = pair_scores(answer.pairs, fault_pairs(faults))
+        right = {label: label in figures and stated[label] == figures[label] for label in self.labels}
+        count = sum(right[label] for label in graded)
+        audit = pair_scores(answer.pairs, truth)
+        by_code = code_scores(answer.pairs, truth, self.codes)
         return Grade(
-            figures_correct=float(right == len(self.graded)),
+            figures_correct=float(count == len(graded)),
             fault_audit=audit.f1,
-            figure_accuracy=right / len(self.graded),
+            figure_accuracy=count / len(graded),
             fault_precision=audit.precision,
             fault_recall=audit.recall,
             num_flagged=float(audit.claimed),
             parsed=1.0,
+            figure_right=tuple(float(right[label]) for label in self.labels),
+            code_precision=tuple(by_code[code].precision for code in self.codes),
+            code_recall=tuple(by_code[code].recall for code in self.codes),
         )
 
-    def metrics(self, grade: Grade) -> dict[str, float]:
-        """The metrics of `grade` under the environment's names."""
-        return {name: getattr(grade, field) for name, field in self.metric_names.items()}
+    def metrics(self, grade: Grade, faults: Mapping[str, Iterable[str]]) -> dict[str, float]:
+        """The metrics of `grade` against the fault key `faults`: the shared ones under the
+        environment's names, then per label, then per code (``keyed_<code>`` counts the key's rows)."""
+        out = {name: getattr(grade, field) for name, field in self.metric_names.items()}
+        keyed = dict.fromkeys(self.codes, 0)
+        for codes in faults.values():
+            for code in codes:
+                if code in keyed:
+                    keyed[code] += 1
+        for i, label in enumerate(self.labels):
+            out[f"{metric_key(label)}_correct"] = grade.figure_right[i] if grade.figure_right else 0.0
+        for i, code in enumerate(self.codes):
+            key = metric_key(code)
+            out[f"precision_{key}"] = grade.code_precision[i] if grade.code_precision else 0.0
+            out[f"recall_{key}"] = grade.code_recall[i] if grade.code_recall else 0.0
+            out[f"keyed_{key}"] = float(keyed[code])
+        return out
+
+    def metric_names_all(self) -> list[str]:
+        """Every metric name `metrics` reports, in order."""
+        return list(self.metrics(UNPARSED, {}))

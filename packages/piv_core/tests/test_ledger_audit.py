@@ -13,6 +13,8 @@ from piv_core.ledger_audit import (
     answer_text,
     audit_rows,
     fault_lists,
+    metric_key,
+    some_of,
 )
 
 
@@ -37,7 +39,10 @@ def test_duplicates_and_out_of_period_rows_are_keyed_but_left_out():
 
 
 SCHEME = Scheme(
-    labels=("a", "b", "c"), graded=("a", "b"), metric_names={"ok": "parsed", "share": "figure_accuracy"}
+    labels=("a", "b", "c"),
+    graded=("a", "b"),
+    codes=("x", "y"),
+    metric_names={"ok": "parsed", "share": "figure_accuracy"},
 )
 FIGURES = {"a": 100, "b": -5, "c": 7}
 FAULTS = {"T1": ["x"], "T2": ["x", "y"]}
@@ -49,7 +54,44 @@ def test_the_key_itself_scores_full_and_an_ungraded_figure_does_not_count():
     wrong_c = answer_text({**FIGURES, "c": 8}, FAULTS)
     assert SCHEME.grade(wrong_c, FIGURES, FAULTS).figures_correct == 1.0
     wrong_b = answer_text({**FIGURES, "b": 5}, FAULTS)
-    assert SCHEME.metrics(SCHEME.grade(wrong_b, FIGURES, FAULTS)) == {"ok": 1.0, "share": 0.5}
+    metrics = SCHEME.metrics(SCHEME.grade(wrong_b, FIGURES, FAULTS), FAULTS)
+    assert {name: metrics[name] for name in ("ok", "share", "a_correct", "b_correct", "c_correct")} == {
+        "ok": 1.0,
+        "share": 0.5,
+        "a_correct": 1.0,
+        "b_correct": 0.0,
+        "c_correct": 1.0,
+    }
+    assert (metrics["recall_x"], metrics["precision_y"], metrics["keyed_x"], metrics["keyed_y"]) == (
+        1.0,
+        1.0,
+        2.0,
+        1.0,
+    )
+
+
+def test_only_the_figures_asked_for_are_graded_and_every_metric_is_always_there():
+    asked = {"a": 100}
+    grade = SCHEME.grade(answer_text({"a": 100, "b": 0}, FAULTS), asked, FAULTS)
+    assert (grade.figures_correct, grade.figure_accuracy) == (1.0, 1.0)
+    metrics = SCHEME.metrics(grade, FAULTS)
+    assert (metrics["a_correct"], metrics["b_correct"], metrics["c_correct"]) == (1.0, 0.0, 0.0)
+    names = SCHEME.metric_names_all()
+    unparsed = SCHEME.metrics(SCHEME.grade(None, FIGURES, FAULTS), FAULTS)
+    assert list(unparsed) == names == list(metrics)
+    assert unparsed["keyed_x"] == 2.0 and unparsed["recall_x"] == unparsed["a_correct"] == 0.0
+    with pytest.raises(ValueError, match="none of the graded figures"):
+        SCHEME.grade(None, {"c": 7}, FAULTS)
+
+
+def test_metric_keys_are_lower_case_words():
+    assert [metric_key(name) for name in ("1A", "G1", "net", "gst_on_gst_free", "a-b c")] == [
+        "1a",
+        "g1",
+        "net",
+        "gst_on_gst_free",
+        "a_b_c",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -61,9 +103,9 @@ def test_an_unparseable_reply_scores_zero(reply):
 
 def test_a_scheme_must_grade_figures_it_reads_and_name_real_fields():
     with pytest.raises(ValueError, match="graded figures"):
-        Scheme(labels=("a",), graded=("b",), metric_names={})
+        Scheme(labels=("a",), graded=("b",), codes=(), metric_names={})
     with pytest.raises(ValueError, match="unknown grade fields"):
-        Scheme(labels=("a",), graded=("a",), metric_names={"m": "nope"})
+        Scheme(labels=("a",), graded=("a",), codes=(), metric_names={"m": "nope"})
 
 
 def test_a_reply_is_parsed_once_per_scheme():
@@ -85,3 +127,17 @@ def test_code_scores_split_the_audit_by_code():
 def test_a_key_is_figures_and_faults():
     key = Key({"a": 1}, {"T1": ("x",)})
     assert key.figures == {"a": 1} and fault_lists(key.faults) == {"T1": ["x"]}
+
+
+def test_a_list_knob_names_itself_and_keeps_the_options_order():
+    from typing import Annotated
+
+    from pydantic import BaseModel, ValidationError
+
+    class Config(BaseModel):
+        codes: Annotated[list[str], some_of(("x", "y", "z"))] = ["x"]
+
+    assert Config(codes=["z", "x"]).codes == ["x", "z"]
+    for bad in ([], ["x", "x"], ["w"]):
+        with pytest.raises(ValidationError, match="codes must be a non-empty list of distinct values"):
+            Config(codes=bad)

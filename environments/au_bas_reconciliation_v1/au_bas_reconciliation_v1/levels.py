@@ -1,0 +1,48 @@
+"""The difficulty ladder: what each ``level`` of the taskset sets (`piv_core.ladder`).
+
+Rung 1 is four rows whose only possible planted fault is a miscalculated GST, and asks for G1
+and 1A alone. Each rung above adds rows and fault codes and asks for more labels; rung 4 is the
+default configuration, and rungs 5 and 6 are longer ledgers at higher fault rates.
+"""
+
+from __future__ import annotations
+
+from piv_core.ladder import check_rungs
+
+from au_bas_reconciliation_v1.rules import (
+    DUPLICATE_INVOICE,
+    FAULT_CODES,
+    GST_MISCALCULATED,
+    GST_ON_GST_FREE,
+    LABELS,
+    MISSING_ABN_OVER_THRESHOLD,
+    OUTSIDE_PERIOD,
+)
+
+ALL_CODES = list(FAULT_CODES)
+ALL_LABELS = list(LABELS)
+
+RUNGS = {
+    1: {
+        "num_transactions": 4,
+        "fault_rate": 0.25,
+        "fault_codes": [GST_MISCALCULATED],
+        "labels": ["G1", "1A"],
+    },
+    2: {
+        "num_transactions": 8,
+        "fault_rate": 0.25,
+        "fault_codes": [GST_ON_GST_FREE, GST_MISCALCULATED, MISSING_ABN_OVER_THRESHOLD],
+        "labels": ["G1", "1A", "1B"],
+    },
+    3: {
+        "num_transactions": 12,
+        "fault_rate": 0.25,
+        "fault_codes": [GST_ON_GST_FREE, GST_MISCALCULATED, DUPLICATE_INVOICE, OUTSIDE_PERIOD],
+        "labels": ALL_LABELS,
+    },
+    4: {"num_transactions": 24, "fault_rate": 0.25, "fault_codes": ALL_CODES, "labels": ALL_LABELS},
+    5: {"num_transactions": 60, "fault_rate": 0.35, "fault_codes": ALL_CODES, "labels": ALL_LABELS},
+    6: {"num_transactions": 150, "fault_rate": 0.5, "fault_codes": ALL_CODES, "labels": ALL_LABELS},
+}
+check_rungs(RUNGS)

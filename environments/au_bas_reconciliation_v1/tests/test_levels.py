@@ -1,0 +1,122 @@
+"""The difficulty ladder and the knobs it sets: every rung is solvable from its prompt alone,
+validates, and is the rung it says; unset, the taskset is the default one."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from au_bas_reconciliation_v1 import grading
+from au_bas_reconciliation_v1.levels import RUNGS
+from au_bas_reconciliation_v1.rules import FAULT_CODES, GST_MISCALCULATED, LABELS
+from au_bas_reconciliation_v1.taskset import AuBasConfig, AuBasTask, make_task_data
+from piv_core.ladder import rung_table
+from piv_core.testing import score_reply
+from pydantic import ValidationError
+
+
+def _valid(task: AuBasTask) -> bool:
+    return asyncio.run(task.validate(None))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("level", sorted(RUNGS))
+def test_every_rung_is_solved_by_the_oracle_and_validates(level, reply_of):
+    config = AuBasConfig(level=level)
+    rung = RUNGS[level]
+    for idx in range(15):
+        task = AuBasTask(make_task_data(config, idx))
+        assert task.data.id == f"au-bas-level{level}-{config.seed}-{idx}"
+        assert task.data.prompt.count("\nT") == rung["num_transactions"]
+        assert list(task.data.bas) == rung["labels"]
+        assert {code for codes in task.data.faults.values() for code in codes} <= set(rung["fault_codes"])
+        assert _valid(task), (level, idx)
+        scored = score_reply(task, reply_of("oracle", task))
+        assert scored.reward == pytest.approx(1.0), (level, idx)
+
+
+def test_rung_one_asks_two_labels_of_four_rows_and_grades_only_those(answer):
+    task = AuBasTask(make_task_data(AuBasConfig(level=1), 0))
+    assert "BAS labels to report: G1, 1A (only these)" in task.data.prompt
+    assert set(task.data.bas) == {"G1", "1A"} and task.data.faults
+    extra = answer(task.data, **{"1B": "1.23", "net": "oops"})  # labels not asked are ignored
+    assert score_reply(task, extra).reward == pytest.approx(1.0)
+    wrong = answer(task.data, **{"1A": "0.01"})
+    scored = score_reply(task, wrong)
+    assert scored.rewards["bas_correct"] == 0.0 and scored.metrics["bas_label_accuracy"] == 0.5
+    assert (scored.metrics["g1_correct"], scored.metrics["1a_correct"], scored.metrics["1b_correct"]) == (
+        1,
+        0,
+        0,
+    )
+
+
+def test_a_prompt_asking_other_labels_than_the_key_fails_validate():
+    task = AuBasTask(make_task_data(AuBasConfig(level=1), 0))
+    bad = task.data.model_copy(update={"prompt": task.data.prompt.replace("G1, 1A (only", "G1, 1B (only")})
+    assert not _valid(AuBasTask(bad))
+
+
+def test_unset_level_is_the_default_stream_and_levels_have_their_own_ids():
+    default, level4 = AuBasConfig(), AuBasConfig(level=4)
+    assert default.fault_codes == list(FAULT_CODES) and default.labels == list(LABELS)
+    plain, four = make_task_data(default, 3), make_task_data(level4, 3)
+    assert plain.id == f"au-bas-{default.seed}-3" and four.id == f"au-bas-level4-{default.seed}-3"
+    assert plain.model_copy(update={"id": four.id}) == four  # rung 4 is the default configuration
+    ids = {make_task_data(AuBasConfig(level=level), 0).id for level in RUNGS}
+    assert len(ids) == len(RUNGS)
+
+
+def test_the_ladder_climbs():
+    sizes = [RUNGS[level]["num_transactions"] for level in sorted(RUNGS)]
+    assert sizes == sorted(sizes) and sizes[0] == 4 and sizes[-1] > AuBasConfig().num_transactions
+    assert RUNGS[1]["fault_codes"] == [GST_MISCALCULATED]
+    assert RUNGS[max(RUNGS)]["fault_rate"] > AuBasConfig().fault_rate
+
+
+@pytest.mark.parametrize(
+    ("knobs", "named"),
+    [
+        ({"level": 0}, "level must be between 1 and 6"),
+        ({"level": 7}, "level must be between 1 and 6"),
+        ({"level": 1, "num_transactions": 30}, "num_transactions was given"),
+        ({"fault_codes": []}, "fault_codes must be a non-empty list"),
+        ({"fault_codes": ["gst_miscalculated", "made_up"]}, "fault_codes must be a non-empty list"),
+        ({"labels": ["G1", "G1"]}, "labels must be a non-empty list"),
+        ({"labels": ["G2"]}, "labels must be a non-empty list"),
+    ],
+)
+def test_a_bad_ladder_knob_fails_naming_it(knobs, named):
+    with pytest.raises(ValidationError, match=named):
+        AuBasConfig(**knobs)
+
+
+def test_fault_codes_restrict_what_is_planted():
+    config = AuBasConfig(fault_codes=["duplicate_invoice", "outside_period"], num_transactions=30)
+    seen = {
+        code for idx in range(40) for codes in make_task_data(config, idx).faults.values() for code in codes
+    }
+    assert seen == {"duplicate_invoice", "outside_period"}
+
+
+def test_every_trace_has_every_per_skill_metric(task, reply_of):
+    names = grading.SCHEME.metric_names_all()
+    for reply in (reply_of("oracle", task), reply_of("garbage", task), None):
+        assert list(score_reply(task, reply).metrics) == names
+    assert {f"recall_{code}" for code in FAULT_CODES} <= set(names)
+    assert {"g1_correct", "1a_correct", "1b_correct", "net_correct"} <= set(names)
+
+
+def test_the_readme_documents_the_ladder_and_the_metrics():
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    assert rung_table(RUNGS) in readme
+    for name in grading.SCHEME.metric_names_all():
+        if not name.startswith(("recall_", "precision_", "keyed_")):
+            assert f"`{name}`" in readme, name
+    assert "`recall_<code>`" in readme and "`precision_<code>`" in readme and "`keyed_<code>`" in readme
+
+
+@pytest.mark.parametrize("level", sorted(RUNGS))
+def test_each_rung_is_a_valid_set_of_knobs(level):
+    by_hand, by_level = AuBasConfig(**RUNGS[level]), AuBasConfig(level=level)
+    assert by_hand.model_dump(exclude={"level"}) == by_level.model_dump(exclude={"level"})

@@ -1,0 +1,145 @@
+"""The difficulty ladder and the knobs it sets: every rung is solvable from its prompt alone,
+validates, and is the rung it says; unset, the taskset is the default one. Also the rules the
+prompt states once: a missing-certificate purchase the vendor taxed owes no use tax."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from piv_core.endpoint import Conversation
+from piv_core.ladder import rung_table
+from piv_core.testing import score_reply
+from pydantic import ValidationError
+from us_sut_reconciliation_v1 import baselines, grading, prompt, rules
+from us_sut_reconciliation_v1.ledger import PURCHASE
+from us_sut_reconciliation_v1.levels import RUNGS
+from us_sut_reconciliation_v1.rules import FAULT_CODES, FIGURES, TAX_MISCALCULATED
+from us_sut_reconciliation_v1.taskset import UsSutConfig, UsSutTask, make_task_data
+
+
+def _valid(task: UsSutTask) -> bool:
+    return asyncio.run(task.validate(None))  # type: ignore[arg-type]
+
+
+def _oracle(task: UsSutTask) -> str:
+    return baselines.oracle(Conversation([{"role": "user", "content": task.data.prompt_text}], []))
+
+
+@pytest.mark.parametrize("level", sorted(RUNGS))
+def test_every_rung_is_solved_by_the_oracle_and_validates(level):
+    config = UsSutConfig(level=level)
+    rung = RUNGS[level]
+    for idx in range(15):
+        task = UsSutTask(make_task_data(config, idx))
+        assert task.data.id == f"us-sut-level{level}-{config.seed}-{idx}"
+        assert task.data.prompt_text.count("\ntxn_") == rung["num_rows"]
+        assert list(task.data.figures) == rung["figures"]
+        assert _valid(task), (level, idx)
+        assert score_reply(task, _oracle(task)).reward == pytest.approx(1.0), (level, idx)
+
+
+def test_rung_one_asks_two_figures_and_grades_only_those(reply):
+    task = UsSutTask(make_task_data(UsSutConfig(level=1), 1))
+    assert "Figures to report: gross_sales, sales_tax_due (only these)" in task.data.prompt_text
+    codes = {
+        code
+        for idx in range(60)
+        for codes in make_task_data(UsSutConfig(level=1), idx).faults.values()
+        for code in codes
+    }
+    assert codes == {TAX_MISCALCULATED}
+    extra = reply({**task.data.figures, "use_tax_due": 123}, task.data.faults)  # not asked: ignored
+    assert score_reply(task, extra).reward == pytest.approx(1.0)
+    wrong = reply(
+        {**task.data.figures, "sales_tax_due": task.data.figures["sales_tax_due"] + 1}, task.data.faults
+    )
+    scored = score_reply(task, wrong)
+    assert scored.rewards["return_correct"] == 0.0 and scored.metrics["fields_correct"] == 0.5
+    assert (scored.metrics["gross_sales_correct"], scored.metrics["sales_tax_due_correct"]) == (1.0, 0.0)
+    assert scored.metrics["use_tax_due_correct"] == 0.0
+
+
+def test_a_prompt_asking_other_figures_than_the_key_fails_validate():
+    task = UsSutTask(make_task_data(UsSutConfig(level=1), 0))
+    text = task.data.prompt_text.replace("gross_sales, sales_tax_due (only", "gross_sales, use_tax_due (only")
+    assert not _valid(UsSutTask(task.data.model_copy(update={"prompt": text})))
+
+
+def test_unset_level_is_the_default_set_and_levels_have_their_own_ids():
+    default, level4 = UsSutConfig(), UsSutConfig(level=4)
+    assert default.fault_codes == list(FAULT_CODES) and default.figures == list(FIGURES)
+    plain, four = make_task_data(default, 3), make_task_data(level4, 3)
+    assert plain.id == f"us-sut-{default.seed}-3" and four.id == f"us-sut-level4-{default.seed}-3"
+    assert plain.model_copy(update={"id": four.id}) == four  # rung 4 is the default configuration
+    assert len({make_task_data(UsSutConfig(level=level), 0).id for level in RUNGS}) == len(RUNGS)
+
+
+@pytest.mark.parametrize("level", sorted(RUNGS))
+def test_each_rung_is_a_valid_set_of_knobs(level):
+    by_hand, by_level = UsSutConfig(**RUNGS[level]), UsSutConfig(level=level)
+    assert by_hand.model_dump(exclude={"level"}) == by_level.model_dump(exclude={"level"})
+
+
+def test_the_ladder_climbs():
+    sizes = [RUNGS[level]["num_rows"] for level in sorted(RUNGS)]
+    assert sizes == sorted(sizes) and sizes[-1] > UsSutConfig().num_rows
+    assert RUNGS[max(RUNGS)]["fault_rate"] > UsSutConfig().fault_rate
+
+
+@pytest.mark.parametrize(
+    ("knobs", "named"),
+    [
+        ({"level": 0}, "level must be between 1 and 6"),
+        ({"level": 1, "num_rows": 30}, "num_rows was given"),
+        ({"fault_codes": ["nexus"]}, "fault_codes must be a non-empty list"),
+        ({"figures": []}, "figures must be a non-empty list"),
+        ({"figures": ["exempt_sales"]}, "figures must include a graded figure"),
+    ],
+)
+def test_a_bad_ladder_knob_fails_naming_it(knobs, named):
+    with pytest.raises(ValidationError, match=named):
+        UsSutConfig(**knobs)
+
+
+def test_a_missing_certificate_purchase_the_vendor_taxed_occurs_and_owes_no_use_tax():
+    config = UsSutConfig(num_tasks=200)
+    hits = 0
+    for idx in range(200):
+        task = UsSutTask(make_task_data(config, idx))
+        _, business_zip, rows = prompt.read_ledger(task.data.prompt_text)
+        charged = [r for r in rows if r.kind == PURCHASE and rules.missing_cert(r) and r.tax != 0]
+        for row in charged:
+            assert rules.use_tax(row, business_zip) == 0
+            assert "missing_exemption_cert" in task.data.faults[row.txn_id]
+        if charged:
+            hits += 1
+            assert score_reply(task, _oracle(task)).reward == pytest.approx(1.0)
+    assert hits >= 20
+
+
+def test_the_prompt_states_what_is_graded_and_the_purchase_rule_once():
+    text = prompt.SYSTEM_PROMPT
+    assert "exempt_sales is asked for but never graded" in text
+    assert (
+        text.count("owes use tax when the vendor charged no tax, and none when the vendor charged some") == 1
+    )
+    assert "subject to use tax" not in text
+
+
+def test_every_trace_has_every_per_skill_metric(task):
+    names = grading.SCHEME.metric_names_all()
+    for reply_text in (_oracle(task), "no answer", None):
+        assert list(score_reply(task, reply_text).metrics) == names
+    assert {f"recall_{code}" for code in FAULT_CODES} <= set(names)
+    assert {f"{name}_correct" for name in FIGURES} <= set(names)
+
+
+def test_the_readme_documents_the_ladder_and_the_metrics():
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    assert rung_table(RUNGS) in readme
+    for name in grading.SCHEME.metric_names_all():
+        if not name.startswith(("recall_", "precision_", "keyed_")):
+            assert f"`{name}`" in readme, name
+    assert "`recall_<code>`" in readme and "`precision_<code>`" in readme and "`keyed_<code>`" in readme

@@ -1,0 +1,54 @@
+"""The difficulty ladder: what each ``level`` of the taskset sets (`piv_core.ladder`).
+
+Rung 1 is five rows whose only possible planted fault is a miscalculated sales tax, and asks
+for gross_sales and sales_tax_due alone. Each rung above adds rows, fault codes and figures;
+rung 4 is the default configuration, and rungs 5 and 6 are longer ledgers at higher fault rates.
+"""
+
+from __future__ import annotations
+
+from piv_core.ladder import check_rungs
+
+from us_sut_reconciliation_v1.rules import (
+    DUPLICATE_INVOICE,
+    FAULT_CODES,
+    FIGURES,
+    NEXUS_MISALLOCATION,
+    OUTSIDE_PERIOD,
+    TAX_MISCALCULATED,
+    TAX_ON_EXEMPT_ITEM,
+)
+
+ALL_CODES = list(FAULT_CODES)
+ALL_FIGURES = list(FIGURES)
+
+RUNGS = {
+    1: {
+        "num_rows": 5,
+        "fault_rate": 0.2,
+        "fault_codes": [TAX_MISCALCULATED],
+        "figures": ["gross_sales", "sales_tax_due"],
+    },
+    2: {
+        "num_rows": 10,
+        "fault_rate": 0.25,
+        "fault_codes": [TAX_ON_EXEMPT_ITEM, TAX_MISCALCULATED, DUPLICATE_INVOICE],
+        "figures": ["gross_sales", "exempt_sales", "taxable_sales", "sales_tax_due"],
+    },
+    3: {
+        "num_rows": 20,
+        "fault_rate": 0.25,
+        "fault_codes": [
+            TAX_ON_EXEMPT_ITEM,
+            TAX_MISCALCULATED,
+            DUPLICATE_INVOICE,
+            OUTSIDE_PERIOD,
+            NEXUS_MISALLOCATION,
+        ],
+        "figures": ALL_FIGURES,
+    },
+    4: {"num_rows": 30, "fault_rate": 0.25, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
+    5: {"num_rows": 80, "fault_rate": 0.35, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
+    6: {"num_rows": 200, "fault_rate": 0.5, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
+}
+check_rungs(RUNGS)
