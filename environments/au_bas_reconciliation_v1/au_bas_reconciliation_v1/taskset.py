@@ -63,7 +63,7 @@ class AuBasTask(vf.Task[AuBasData, vf.State, vf.TaskConfig]):
 
     @vf.metric
     async def audit(self, trace: vf.Trace) -> dict[str, float]:
-        return grading.SCHEME.metrics(self._grade(trace), self.data.faults)
+        return grading.SCHEME.metrics(trace.last_reply, self.data.bas, self.data.faults)
 
     async def validate(self, runtime: vf.Runtime) -> bool:
         """Re-derive the key from the ledger as the prompt shows it and compare."""

@@ -16,7 +16,6 @@ from au_bas_reconciliation_v1.taskset import AuBasConfig, AuBasTask, make_task_d
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from piv_core import json_answer, ledger_audit
-from piv_core.ledger_audit import SHARED_FIELDS
 from piv_core.money import format_cents
 from piv_core.testing import score_reply
 
@@ -128,13 +127,13 @@ def _as_reply(obj, wrapper: int) -> str:
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(obj=_objects, wrapper=st.integers(0, 3))
 def test_parser_fuzz_structured(task, obj, wrapper):
-    scores = grade(_as_reply(obj, wrapper), task.data.bas, task.data.faults)
-    shares = [
-        getattr(scores, name) for name in SHARED_FIELDS if name != "num_flagged"
-    ]  # a count, not a share
-    per_skill = scores.figure_right + scores.code_precision + scores.code_recall
-    assert all(0.0 <= value <= 1.0 for value in shares + list(per_skill))
+    reply = _as_reply(obj, wrapper)
+    scores = grade(reply, task.data.bas, task.data.faults)
+    assert all(0.0 <= value <= 1.0 for name, value in scores._asdict().items() if name != "num_flagged")
     assert scores.num_flagged >= 0 and scores.parsed in (0.0, 1.0)
+    metrics = grading.SCHEME.metrics(reply, task.data.bas, task.data.faults)
+    counts = {name for name in metrics if name == "num_flagged" or name.startswith("keyed_")}
+    assert all(0.0 <= value <= 1.0 for name, value in metrics.items() if name not in counts)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -68,7 +68,7 @@ class UsSutTask(vf.Task[UsSutData, vf.State, vf.TaskConfig]):
 
     @vf.metric
     async def audit(self, trace: vf.Trace) -> dict[str, float]:
-        return grading.SCHEME.metrics(self._grade(trace), self.data.faults)
+        return grading.SCHEME.metrics(trace.last_reply, self.data.figures, self.data.faults)
 
     async def validate(self, runtime: vf.Runtime) -> bool:
         """Re-derive the key from the ledger as the prompt shows it and compare."""

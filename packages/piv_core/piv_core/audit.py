@@ -29,28 +29,34 @@ class PairScores(NamedTuple):
 def pair_scores(claimed: Iterable[Hashable], truth: Iterable[Hashable]) -> PairScores:
     """Score a set of claimed pairs against the true pairs (duplicates count once)."""
     claimed_set, true_set = set(claimed), set(truth)
-    correct = len(claimed_set & true_set)
-    if not claimed_set and not true_set:
-        return PairScores(0.0, 0.0, 1.0, 0, 0, 0)
-    precision = correct / len(claimed_set) if claimed_set else 0.0
-    recall = correct / len(true_set) if true_set else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if correct else 0.0
-    return PairScores(precision, recall, f1, len(claimed_set), len(true_set), correct)
+    return _scores(len(claimed_set), len(true_set), len(claimed_set & true_set))
 
 
 def code_scores(
     claimed: Iterable[tuple[str, str]], truth: Iterable[tuple[str, str]], codes: Iterable[str]
 ) -> dict[str, PairScores]:
     """`pair_scores` restricted to the pairs of each code of `codes`, by code."""
-    claimed_by: dict[str, set[tuple[str, str]]] = {code: set() for code in codes}
-    true_by: dict[str, set[tuple[str, str]]] = {code: set() for code in claimed_by}
-    for pair in claimed:
-        if pair[1] in claimed_by:
-            claimed_by[pair[1]].add(pair)
-    for pair in truth:
-        if pair[1] in true_by:
-            true_by[pair[1]].add(pair)
-    return {code: pair_scores(claimed_by[code], true_by[code]) for code in claimed_by}
+    claimed_set, true_set = set(claimed), set(truth)
+    claimed_n, true_n, correct_n = dict.fromkeys(codes, 0), dict.fromkeys(codes, 0), dict.fromkeys(codes, 0)
+    for pair in claimed_set:
+        code = pair[1]
+        if code in claimed_n:
+            claimed_n[code] += 1
+            if pair in true_set:
+                correct_n[code] += 1
+    for _, code in true_set:
+        if code in true_n:
+            true_n[code] += 1
+    return {code: _scores(claimed_n[code], true_n[code], correct_n[code]) for code in claimed_n}
+
+
+def _scores(claimed: int, true: int, correct: int) -> PairScores:
+    if not claimed and not true:
+        return PairScores(0.0, 0.0, 1.0, 0, 0, 0)
+    precision = correct / claimed if claimed else 0.0
+    recall = correct / true if true else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if correct else 0.0
+    return PairScores(precision, recall, f1, claimed, true, correct)
 
 
 def read_fault_map(value: object) -> frozenset[tuple[str, str]] | None:

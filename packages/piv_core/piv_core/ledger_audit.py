@@ -7,8 +7,9 @@ the period (``outside_period``) are left out of the figures; `audit_rows` does t
 
 A reply is parsed when its last ``<answer>`` block holds a JSON object whose ``faults`` is a
 fault map (`piv_core.audit`); otherwise every score is 0, ``parsed`` included. A figure that
-is missing or not an exact cent amount is simply wrong. Grading never raises, and a reply is
-parsed once however many rewards and metrics grade it. Each environment keeps its own names
+is missing or not an exact cent amount is simply wrong. Grading never raises on a reply (only on
+a key that asks for no graded figure), and a reply is parsed once however many rewards and
+metrics grade it. Each environment keeps its own names
 for the shared metrics (`Scheme.metric_names`).
 """
 
@@ -146,19 +147,9 @@ class Grade(NamedTuple):
     fault_recall: float
     num_flagged: float
     parsed: float
-    figure_right: tuple[float, ...] = ()
-    """Per label of the scheme, in order: 1.0 when asked for and right, else 0.0."""
-    code_precision: tuple[float, ...] = ()
-    """Per fault code of the scheme, in order: the audit's precision on that code's pairs."""
-    code_recall: tuple[float, ...] = ()
-    """Per fault code of the scheme, in order: the audit's recall on that code's pairs."""
 
 
 UNPARSED = Grade(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-"""The grade of an unparseable reply (its per-label and per-code scores read as 0)."""
-
-SHARED_FIELDS = Grade._fields[:7]
-"""The `Grade` fields an environment reports under names of its own (`Scheme.metric_names`)."""
 
 
 def metric_key(name: str) -> str:
@@ -182,14 +173,14 @@ class Scheme:
     codes: tuple[str, ...]
     """The environment's fault codes."""
     metric_names: Mapping[str, str]
-    """The environment's name for each shared `Grade` field it reports as a metric."""
+    """The environment's name for each `Grade` field it reports as a metric."""
     parse: Callable[[str | None], Answer | None] = field(init=False, repr=False, compare=False)
     """`read_answer` for these labels, remembering recent replies (`piv_core.answer.parsed_once`)."""
 
     def __post_init__(self) -> None:
         if not set(self.graded) <= set(self.labels):
             raise ValueError(f"graded figures {self.graded} must be among the labels {self.labels}")
-        unknown = set(self.metric_names.values()) - set(SHARED_FIELDS)
+        unknown = set(self.metric_names.values()) - set(Grade._fields)
         if unknown:
             raise ValueError(f"metric_names maps to unknown grade fields {sorted(unknown)}")
         labels = self.labels
@@ -203,46 +194,42 @@ class Scheme:
         graded = [label for label in self.graded if label in figures]
         if not graded:
             raise ValueError(f"the key asks for none of the graded figures {self.graded}: {sorted(figures)}")
-        truth = fault_pairs(faults)
         answer = self.parse(reply)
         if answer is None:
             return UNPARSED
         stated = answer.figures
-        right = {label: label in figures and stated[label] == figures[label] for label in self.labels}
-        count = sum(right[label] for label in graded)
-        audit = pair_scores(answer.pairs, truth)
-        by_code = code_scores(answer.pairs, truth, self.codes)
+        right = sum(stated[label] == figures[label] for label in graded)
+        audit = pair_scores(answer.pairs, fault_pairs(faults))
         return Grade(
-            figures_correct=float(count == len(graded)),
+            figures_correct=float(right == len(graded)),
             fault_audit=audit.f1,
-            figure_accuracy=count / len(graded),
+            figure_accuracy=right / len(graded),
             fault_precision=audit.precision,
             fault_recall=audit.recall,
             num_flagged=float(audit.claimed),
             parsed=1.0,
-            figure_right=tuple(float(right[label]) for label in self.labels),
-            code_precision=tuple(by_code[code].precision for code in self.codes),
-            code_recall=tuple(by_code[code].recall for code in self.codes),
         )
 
-    def metrics(self, grade: Grade, faults: Mapping[str, Iterable[str]]) -> dict[str, float]:
-        """The metrics of `grade` against the fault key `faults`: the shared ones under the
-        environment's names, then per label, then per code (``keyed_<code>`` counts the key's rows)."""
+    def metrics(
+        self, reply: str | None, figures: Mapping[str, int], faults: Mapping[str, list[str]]
+    ) -> dict[str, float]:
+        """Every metric of `reply`: the shared ones under the environment's names, then per label
+        and per fault code (``keyed_<code>`` counts the key's rows with that code)."""
+        grade = self.grade(reply, figures, faults)
         out = {name: getattr(grade, field) for name, field in self.metric_names.items()}
-        keyed = dict.fromkeys(self.codes, 0)
-        for codes in faults.values():
-            for code in codes:
-                if code in keyed:
-                    keyed[code] += 1
-        for i, label in enumerate(self.labels):
-            out[f"{metric_key(label)}_correct"] = grade.figure_right[i] if grade.figure_right else 0.0
-        for i, code in enumerate(self.codes):
+        answer = self.parse(reply)
+        stated: Mapping[str, int | None] = answer.figures if answer is not None else {}
+        for label in self.labels:
+            right = label in figures and label in stated and stated[label] == figures[label]
+            out[f"{metric_key(label)}_correct"] = float(right)
+        by_code = code_scores(answer.pairs if answer is not None else (), fault_pairs(faults), self.codes)
+        for code, scores in by_code.items():
             key = metric_key(code)
-            out[f"precision_{key}"] = grade.code_precision[i] if grade.code_precision else 0.0
-            out[f"recall_{key}"] = grade.code_recall[i] if grade.code_recall else 0.0
-            out[f"keyed_{key}"] = float(keyed[code])
+            out[f"precision_{key}"] = scores.precision if answer is not None else 0.0
+            out[f"recall_{key}"] = scores.recall if answer is not None else 0.0
+            out[f"keyed_{key}"] = float(scores.true)
         return out
 
     def metric_names_all(self) -> list[str]:
         """Every metric name `metrics` reports, in order."""
-        return list(self.metrics(UNPARSED, {}))
+        return list(self.metrics(None, dict.fromkeys(self.graded, 0), {}))

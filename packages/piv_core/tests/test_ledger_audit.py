@@ -54,7 +54,7 @@ def test_the_key_itself_scores_full_and_an_ungraded_figure_does_not_count():
     wrong_c = answer_text({**FIGURES, "c": 8}, FAULTS)
     assert SCHEME.grade(wrong_c, FIGURES, FAULTS).figures_correct == 1.0
     wrong_b = answer_text({**FIGURES, "b": 5}, FAULTS)
-    metrics = SCHEME.metrics(SCHEME.grade(wrong_b, FIGURES, FAULTS), FAULTS)
+    metrics = SCHEME.metrics(wrong_b, FIGURES, FAULTS)
     assert {name: metrics[name] for name in ("ok", "share", "a_correct", "b_correct", "c_correct")} == {
         "ok": 1.0,
         "share": 0.5,
@@ -74,10 +74,10 @@ def test_only_the_figures_asked_for_are_graded_and_every_metric_is_always_there(
     asked = {"a": 100}
     grade = SCHEME.grade(answer_text({"a": 100, "b": 0}, FAULTS), asked, FAULTS)
     assert (grade.figures_correct, grade.figure_accuracy) == (1.0, 1.0)
-    metrics = SCHEME.metrics(grade, FAULTS)
+    metrics = SCHEME.metrics(answer_text({"a": 100, "b": 0}, FAULTS), asked, FAULTS)
     assert (metrics["a_correct"], metrics["b_correct"], metrics["c_correct"]) == (1.0, 0.0, 0.0)
     names = SCHEME.metric_names_all()
-    unparsed = SCHEME.metrics(SCHEME.grade(None, FIGURES, FAULTS), FAULTS)
+    unparsed = SCHEME.metrics(None, FIGURES, FAULTS)
     assert list(unparsed) == names == list(metrics)
     assert unparsed["keyed_x"] == 2.0 and unparsed["recall_x"] == unparsed["a_correct"] == 0.0
     with pytest.raises(ValueError, match="none of the graded figures"):
