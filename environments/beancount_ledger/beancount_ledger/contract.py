@@ -12,6 +12,7 @@ always had.
 
 import hashlib
 import json
+import logging
 from functools import lru_cache
 from importlib.metadata import version
 
@@ -93,7 +94,16 @@ def tool_schemas() -> tuple[dict[str, object], ...]:
     from beancount_ledger.tools import LedgerToolset
     from beancount_ledger.verifiers_internals import published_tools
 
-    server = MCPServer("beancount-ledger")
+    # Constructing an MCPServer configures logging (`logging.basicConfig` with a rich handler at
+    # INFO on the root logger): in an env server that would format every HTTP request of every
+    # episode. The listing needs none of it, so the root logger is left as it was.
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    try:
+        server = MCPServer("beancount-ledger")
+    finally:
+        root.setLevel(level)
+        root.handlers[:] = handlers
     LedgerToolset(vf.ToolsetConfig()).register(server)
     # The synchronous listing behind `MCPServer.list_tools` (mcp's version is in the digest).
     return tuple(

@@ -38,6 +38,7 @@ import asyncio
 import contextlib
 import functools
 import hashlib
+import logging
 import os
 import socket
 from collections.abc import Iterator
@@ -51,6 +52,8 @@ from beancount_ledger.limits import LEDGER_ENVELOPE, OBSERVATION_BUDGET, REPLY_C
 from beancount_ledger.render import FILE_NAMES, LEDGER
 from beancount_ledger.verifiers_internals import call_state, discover_decorated
 
+PER_REQUEST_LOGGERS = ("httpx", "uvicorn.access", "mcp.server.lowlevel.server", "mcp.server.streamable_http")
+"""Loggers that write a line per tool call or state exchange at INFO."""
 _GREP_OPTIONS = re2.Options()
 _GREP_OPTIONS.case_sensitive = False
 _GREP_OPTIONS.max_mem = 8 << 20
@@ -167,8 +170,13 @@ class LedgerToolset(vf.Toolset[vf.SharedToolsetConfig, LedgerState]):
         return super()._with_state(offloaded)
 
     def _serve(self) -> None:
-        """verifiers' server, with every accepted connection free of Nagle's delay."""
+        """verifiers' server, with every accepted connection free of Nagle's delay, logging
+        warnings and errors but not each request (the MCP server it builds sets the root logger
+        to INFO with a rich handler, which would format two HTTP lines and an access line for
+        every tool call of every rollout)."""
         _accept_without_delay()
+        for name in PER_REQUEST_LOGGERS:
+            logging.getLogger(name).setLevel(logging.WARNING)
         super()._serve()
 
     def _reply(self, tool: str, text: str, *, read: bool = False) -> str:
