@@ -11,15 +11,24 @@ scoring) minus its model time, as median and p99 over `SEQUENTIAL` episodes run 
 servers, sandboxes: every descendant) spent per episode; and their peak resident memory.
 ``default`` is the environment's own harness (in-process); ``null`` is verifiers' process
 per episode.
+
+For an environment whose tools do real work (beancount-ledger: the sandboxed beancount checks
+of `write_ledger` and `run_beancount`), the overhead is also given without that work: each of
+the sequential episodes' executed tool calls is replayed on the toolset in this process, bound
+to a fresh state of the same task (`TOOL_WORK`), and its median time subtracted, so what is left
+is what the harness, verifiers, the MCP transport and the state channel cost. The table goes
+to stdout, the pool's logs to stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import verifiers.v1 as vf
@@ -32,6 +41,34 @@ POLICY = {"beancount-ledger": "reference"}
 DEFAULT_EPISODES = {"default": 128, "null": 32}
 SEQUENTIAL = 16
 """Episodes run one at a time for the overhead figures."""
+
+
+def beancount_tool_seconds(trace) -> float:
+    """Seconds the tool calls `trace` executed take when called on the toolset directly."""
+    import verifiers.v1 as vf
+    from beancount_ledger.tools import LedgerState, LedgerToolset, rollout
+
+    answered = {m.tool_call_id: m.content for m in trace.tool_messages}
+    toolset = LedgerToolset(vf.SharedToolsetConfig())
+    spent = 0.0
+    with rollout(LedgerState(files=dict(trace.task.data.files))):
+        for message in trace.assistant_messages:
+            for call in message.tool_calls or []:
+                reply = answered.get(call.id)
+                if (
+                    reply is None
+                    or str(reply).startswith("error: not run")
+                    or str(reply).startswith("error: only")
+                ):
+                    continue
+                start = time.perf_counter()
+                getattr(toolset, call.name)(**json.loads(call.arguments or "{}"))
+                spent += time.perf_counter() - start
+    return spent
+
+
+TOOL_WORK: dict[str, Callable] = {"beancount-ledger": beancount_tool_seconds}
+"""Per environment: the seconds an episode's tools spend on their own work."""
 
 
 def _descendants(root: int) -> list[int]:
@@ -123,6 +160,8 @@ def measure(env_id: str, harness: str, episodes: int, workers: int) -> str:
     overhead = sorted((t.timing.scoring.end - t.timing.start) - t.timing.agent.model.duration for t in alone)
     p99 = overhead[min(len(overhead) - 1, int(0.99 * len(overhead)))]
     rewards = statistics.mean(t.reward or 0.0 for t in traces)
+    work = TOOL_WORK.get(env_id)
+    tools = statistics.median(work(t) for t in alone) if work else 0.0
     cells = [
         env_id,
         harness,
@@ -132,6 +171,7 @@ def measure(env_id: str, harness: str, episodes: int, workers: int) -> str:
         f"{len(traces) / wall:.1f}",
         f"{statistics.median(overhead) * 1e3:.1f} ms",
         f"{p99 * 1e3:.1f} ms",
+        f"{(statistics.median(overhead) - tools) * 1e3:.1f} ms" if work else "-",
         f"{cpu / len(traces) * 1e3:.1f} ms",
         f"{rss:.0f} MB",
     ]
@@ -156,9 +196,9 @@ def main() -> None:
     args = parser.parse_args()
     print(
         "| environment | harness | episodes | errors | mean reward | episodes/s | overhead median | "
-        "overhead p99 | CPU / episode | peak RSS |"
+        "overhead p99 | overhead median without the tools' work | CPU / episode | peak RSS |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for env_id in args.env:
         for harness in args.harness:
             if env_id == "beancount-ledger" and harness == "null":
