@@ -176,6 +176,8 @@ class Scheme:
     """The environment's name for each `Grade` field it reports as a metric."""
     parse: Callable[[str | None], Answer | None] = field(init=False, repr=False, compare=False)
     """`read_answer` for these labels, remembering recent replies (`piv_core.answer.parsed_once`)."""
+    _label_metrics: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    _code_metrics: tuple[tuple[str, str, str], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not set(self.graded) <= set(self.labels):
@@ -185,6 +187,15 @@ class Scheme:
             raise ValueError(f"metric_names maps to unknown grade fields {sorted(unknown)}")
         labels = self.labels
         object.__setattr__(self, "parse", parsed_once(lambda reply: read_answer(reply, labels)))
+        object.__setattr__(self, "_label_metrics", tuple(f"{metric_key(label)}_correct" for label in labels))
+        object.__setattr__(
+            self,
+            "_code_metrics",
+            tuple(
+                tuple(f"{kind}_{metric_key(code)}" for kind in ("precision", "recall", "keyed"))
+                for code in self.codes
+            ),
+        )
 
     def grade(self, reply: str | None, figures: Mapping[str, int], faults: Mapping[str, list[str]]) -> Grade:
         """Score `reply` against the figures asked for (cents by label) and the fault key.
@@ -219,15 +230,14 @@ class Scheme:
         out = {name: getattr(grade, field) for name, field in self.metric_names.items()}
         answer = self.parse(reply)
         stated: Mapping[str, int | None] = answer.figures if answer is not None else {}
-        for label in self.labels:
-            right = label in figures and label in stated and stated[label] == figures[label]
-            out[f"{metric_key(label)}_correct"] = float(right)
+        for label, name in zip(self.labels, self._label_metrics):
+            out[name] = float(label in figures and label in stated and stated[label] == figures[label])
         by_code = code_scores(answer.pairs if answer is not None else (), fault_pairs(faults), self.codes)
-        for code, scores in by_code.items():
-            key = metric_key(code)
-            out[f"precision_{key}"] = scores.precision if answer is not None else 0.0
-            out[f"recall_{key}"] = scores.recall if answer is not None else 0.0
-            out[f"keyed_{key}"] = float(scores.true)
+        for code, (precision, recall, keyed) in zip(self.codes, self._code_metrics):
+            scores = by_code[code]
+            out[precision] = scores.precision if answer is not None else 0.0
+            out[recall] = scores.recall if answer is not None else 0.0
+            out[keyed] = float(scores.true)
         return out
 
     def metric_names_all(self) -> list[str]:
