@@ -60,7 +60,7 @@ with or without one.
 gross_amount is ${CERT_THRESHOLD} or less. A row with an honoured claim is exempt.
 - A claim on a taxable category with gross_amount over ${CERT_THRESHOLD} (strictly greater) and a blank \
 customer_or_vendor_cert_id is not honoured: the row has the fault missing_exemption_cert and is treated \
-as if it claimed nothing. What it then owes is stated once, under SALES and PURCHASES.
+as if it claimed nothing: what it owes follows from the SALES and PURCHASES rules below.
 
 SALES
 - An exempt sale is a sale whose category is exempt or whose claim is honoured. Every other sale is a \

@@ -82,7 +82,7 @@ def _key_of(text: str) -> Key:
 
 class UsSutConfig(vf.TasksetConfig):
     num_tasks: Annotated[int, at_least(1)] = 50
-    """Tasks in the set, from 1 to `max_tasks(num_rows)` (54377 at the default 30 rows, 4684 at
+    """Tasks in the set, from 1 to `max_tasks(num_rows)` (54366 at the default 30 rows, 4684 at
     `MAX_ROWS`): verifiers holds the whole set at once to shuffle it or to run it without a
     limit, and its prompts, at their widest, stay within 512 MiB together."""
     num_rows: Annotated[
