@@ -4,7 +4,10 @@
 worker (`Env.serving`) and every rollout of that worker calls it. Each call carries its
 rollout's signed state coordinates; verifiers pulls that rollout's `LedgerState` for the call
 and binds it to a context variable (`_with_state`), so concurrent calls from different
-rollouts each see their own state and nothing else. The eight public files travel in that
+rollouts each see their own state and nothing else. The server pulls a rollout's state from
+the host on its first call and then works from the state it last pushed for it (the host writes
+it only in `Task.setup`, before any call; a failed push forgets it), so a call costs one state
+exchange with the host instead of two. The eight public files travel in that
 state (`LedgerTask.setup` seeds `LedgerState.files` from the task data) and the tools serve
 them from it: a tool never opens, lists or writes a file.
 
@@ -41,6 +44,7 @@ import hashlib
 import logging
 import os
 import socket
+from collections import OrderedDict
 from collections.abc import Iterator
 
 import re2
@@ -54,6 +58,8 @@ from beancount_ledger.verifiers_internals import call_state, discover_decorated
 
 PER_REQUEST_LOGGERS = ("httpx", "uvicorn.access", "mcp.server.lowlevel.server", "mcp.server.streamable_http")
 """Loggers that write a line per tool call or state exchange at INFO."""
+KNOWN_ROUTES = 512
+"""Rollouts whose last pushed state the server keeps (least recently called dropped first)."""
 _GREP_OPTIONS = re2.Options()
 _GREP_OPTIONS.case_sensitive = False
 _GREP_OPTIONS.max_mem = 8 << 20
@@ -159,6 +165,45 @@ class LedgerToolset(vf.Toolset[vf.SharedToolsetConfig, LedgerState]):
                 description=(fn.__doc__ or "").strip() or None,
                 structured_output=False,
             )
+
+    def __init__(self, config) -> None:
+        super().__init__(config)
+        self._known: OrderedDict[str, bytes] = OrderedDict()
+
+    def _remember(self, route: str, state: LedgerState) -> None:
+        self._known[route] = self._state_adapter.dump_json(state)
+        self._known.move_to_end(route)
+        while len(self._known) > KNOWN_ROUTES:
+            self._known.popitem(last=False)
+
+    async def _pull_state(self) -> LedgerState:
+        """The call's rollout state: pulled from the host on the rollout's first call, then the
+        state this server last pushed for it (the tools are its only writer once `Task.setup` has
+        seeded it, so that is what the host holds). The signed coordinates are checked first,
+        on every call, exactly as before."""
+        _, _, route = self._state_channel()
+        known = self._known.get(route) if route else None
+        if known is None:
+            state = await super()._pull_state()
+            if route:
+                self._remember(route, state)
+            return state
+        self._known.move_to_end(route)
+        return self._state_adapter.validate_json(known)
+
+    async def _push_state(self, before: bytes) -> None:
+        """verifiers' push; what it pushed becomes the known state of the rollout, and a failed
+        push forgets it (the next call pulls from the host again)."""
+        _, _, route = self._state_channel()
+        try:
+            await super()._push_state(before)
+        except BaseException:
+            if route:
+                self._known.pop(route, None)
+            raise
+        state = call_state.get()
+        if route and state is not None:
+            self._remember(route, state)
 
     def _with_state(self, fn):
         """Every call runs in a worker thread (with the call's state), never on the server's event loop."""

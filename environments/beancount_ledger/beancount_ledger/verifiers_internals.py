@@ -3,7 +3,8 @@ one place.
 
 The package splices its chat loop into verifiers' bundled chat program (`harnesses.utils`,
 `bundle_program`), lists the tool schemas the MCP server publishes (`MCPServer._tool_manager`),
-binds a rollout's state around each tool call (`ServerBase._with_state`, `_call_state`),
+binds a rollout's state around each tool call (`ServerBase._with_state`, `_pull_state`,
+`_push_state`, `_state_channel`, `_call_state`),
 registers the tools itself (`discover_decorated`) and records on the trace what the chat
 loop held when the episode ended (the message graph's `prepare_turn`, the chat dialect's
 `parse_message`). Every such name is looked up here, once, at import; if the installed
@@ -57,11 +58,12 @@ ServerBase = _get("verifiers.v1.mcp.server", "ServerBase")
 call_state = _get("verifiers.v1.mcp.server", "_call_state")
 """The context variable holding the rollout state bound to the tool call being served."""
 discover_decorated = _get("verifiers.v1.utils.decorators", "discover_decorated")
-if not callable(getattr(ServerBase, "_with_state", None)):
-    raise MissingInternal(
-        f"verifiers {_installed()} has no ServerBase._with_state, which the tools override to run "
-        "every call in a worker thread"
-    )
+for _method in ("_with_state", "_pull_state", "_push_state", "_state_channel"):
+    if not callable(getattr(ServerBase, _method, None)):
+        raise MissingInternal(
+            f"verifiers {_installed()} has no ServerBase.{_method}, which the tools override (calls in a "
+            "worker thread, a rollout's state pulled once and then known from its pushes)"
+        )
 
 # The trace side: the message graph and the chat wire format.
 prepare_turn = _get("verifiers.v1.graph", "prepare_turn")
