@@ -13,11 +13,14 @@ per rung and policy:
 - the share of zero-variance groups: tasks whose `GROUP` rollouts all earned the same reward,
   so a group-relative trainer learns nothing from them (deterministic policies: always 1);
 - the per-skill means: every ``recall_*`` (per fault code), ``pass_*`` (per problem family)
-  and ``resolved_*`` (per discrepancy kind) metric the environment records;
+  and ``resolved_*`` (per discrepancy kind) metric the environment records, each over the
+  rollouts whose task has that code, family or kind at all (its ``keyed_*`` or ``has_*``
+  metric above 0, where the environment records one); "–" where no task has it;
 
 and per rung, the share of tasks on which the policies' mean rewards differ (the tasks that
 tell skill levels apart). The markdown goes to stdout and to ``-o``; the runs stay under
-``--runs`` for ``summarize`` and ``compare``.
+``--runs`` for ``summarize`` and ``compare`` (``--reuse`` reads runs already there instead of
+running them again).
 """
 
 from __future__ import annotations
@@ -28,7 +31,6 @@ import io
 import statistics
 import sys
 import time
-from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,6 +46,20 @@ NAIVE = {
 DEFAULT_NOISY = (0.0, 0.1, 0.3, 0.6)
 SKILL_PREFIXES = ("recall_", "pass_", "resolved_")
 """Per-skill metrics, reported per policy."""
+PRESENCE_PREFIXES = ("keyed_", "has_")
+"""Metrics saying whether (or how often) a task has the code, family or kind a skill metric is about."""
+
+
+def applies(metrics: dict, name: str) -> bool:
+    """Whether skill metric `name` is about something the trace's task has."""
+    suffix = name.split("_", 1)[1]
+    for prefix in PRESENCE_PREFIXES:
+        present = metrics.get(prefix + suffix)
+        if isinstance(present, int | float):
+            return present > 0
+    return True
+
+
 MAX_LEVELS = 32
 
 
@@ -60,12 +76,15 @@ class PolicyResult:
     @classmethod
     def of(cls, policy: str, group: int, run: EvalRun) -> PolicyResult:
         result = cls(policy, group, errors=run.failed)
-        skills: dict[str, list[float]] = defaultdict(list)
+        skills: dict[str, list[float]] = {}
         for trace in run.traces:
             result.rewards.setdefault(task_key(trace), []).append(trace_total(trace) or 0.0)
-            for name, value in (trace.get("metrics") or {}).items():
+            metrics = trace.get("metrics") or {}
+            for name, value in metrics.items():
                 if name.startswith(SKILL_PREFIXES) and isinstance(value, int | float):
-                    skills[name].append(float(value))
+                    kept = skills.setdefault(name, [])  # listed even where no task has it
+                    if applies(metrics, name):
+                        kept.append(float(value))
         result.skills = dict(skills)
         return result
 
@@ -117,12 +136,21 @@ def levels_of(env_id: str) -> list[int]:
 
 
 def run_policy(
-    env_id: str, policy: str, level: int | None, tasks: int, group: int, runs: Path, knobs: list[str]
+    env_id: str,
+    policy: str,
+    level: int | None,
+    tasks: int,
+    group: int,
+    runs: Path,
+    knobs: list[str],
+    reuse: bool = False,
 ) -> PolicyResult:
     """One policy at one rung through ``eval``; its output goes to the run's ``signal.log``."""
     from piv_core.cli import eval_main
 
     name = f"{env_id}--L{level if level is not None else 'default'}--{policy}"
+    if reuse and (runs / name / "traces.jsonl").exists():
+        return PolicyResult.of(policy, group, read_eval_run(runs / name))
     argv = [env_id, "--model", f"baseline/{policy}", "-n", str(tasks), "-r", str(group), "--no-rich"]
     argv += ["-o", str(runs), "--run.name", name, "--clean", *knobs]
     if level is not None:
@@ -164,7 +192,7 @@ def render(env_id: str, level: int | None, results: list[PolicyResult], tasks: i
     for r in results:
         cells = [f"`{r.policy}`", str(r.group), f"{r.mean:.3f}", _share(r.nonzero_share)]
         cells += [_share(r.zero_variance_share), str(r.errors)]
-        cells += [f"{statistics.fmean(r.skills[c]):.2f}" if r.skills.get(c) else "0.00" for c in codes]
+        cells += [f"{statistics.fmean(r.skills[c]):.2f}" if r.skills.get(c) else "–" for c in codes]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -187,6 +215,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--naive", help="the naive policy (default: the environment's)")
     parser.add_argument("--runs", type=Path, default=Path("outputs/signal"), help="where the runs go")
     parser.add_argument("-o", "--output", type=Path, help="also write the markdown here")
+    parser.add_argument("--reuse", action="store_true", help="read runs already under --runs")
     args, knobs = parser.parse_known_args(argv)
     if args.levels == "none":
         levels: list[int | None] = [None]
@@ -201,7 +230,7 @@ def main(argv: list[str] | None = None) -> None:
     for level in levels:
         start = time.perf_counter()
         results = [
-            run_policy(args.env_id, policy, level, args.num_tasks, group, args.runs, knobs)
+            run_policy(args.env_id, policy, level, args.num_tasks, group, args.runs, knobs, args.reuse)
             for policy, group in policies
         ]
         section = render(args.env_id, level, results, args.num_tasks)

@@ -32,7 +32,7 @@ def test_render_lists_every_skill_metric():
     b = _result("silent", {"a": [0.0]}, {"recall_x": [0.0]})
     table = signal_health.render("env", 2, [a, b], 1)
     assert "level 2" in table and "`recall_x`" in table and "`recall_y`" in table
-    assert "| `silent` | 1 | 0.000 | 0.00 | 1.00 | 0 | 0.00 | 0.00 |" in table
+    assert "| `silent` | 1 | 0.000 | 0.00 | 1.00 | 0 | 0.00 | – |" in table
 
 
 @pytest.mark.e2e
@@ -50,3 +50,20 @@ def test_signal_through_eval(tmp_path, capsys):
     assert float(rows["`noisy-0.6`"][1]) < 1.0
     assert "`pass_reproject`" in table
     assert (tmp_path / "runs" / "geo-reprojection-v1--L1--noisy-0.6" / "traces.jsonl").exists()
+
+
+def test_skill_means_count_only_tasks_that_have_the_skill(tmp_path):
+    from piv_core.runs import EvalRun
+
+    def trace(task, recall, keyed):
+        return {
+            "task": {"data": {"id": task}},
+            "rewards": {"r": {"score": 1.0, "weight": 1.0}},
+            "metrics": {"recall_x": recall, "keyed_x": keyed, "recall_y": 0.0, "keyed_y": 0, "pass_z": 1.0},
+        }
+
+    run = EvalRun(tmp_path, traces=[trace("a", 1.0, 2), trace("b", 0.0, 0), trace("c", 0.5, 1)])
+    result = PolicyResult.of("oracle", 1, run)
+    assert result.skills == {"recall_x": [1.0, 0.5], "recall_y": [], "pass_z": [1.0, 1.0, 1.0]}
+    table = signal_health.render("env", 1, [result], 3)
+    assert "| 1.00 | 0.75 | – |" in table  # pass_z, recall_x, recall_y
