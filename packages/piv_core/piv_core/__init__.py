@@ -1,14 +1,28 @@
 """piv-core: the mechanisms every piv environment shares, defined once.
 
-- `answer`    pulls the last ``<answer>`` block out of a reply and reads JSON from it;
-- `money`     turns money text into exact cents;
-- `audit`     pair-level precision / recall / F1 for fault audits;
-- `rng`       seeded per-task random streams and the train / eval split;
-- `harness`   the single-reply harness text environments default to;
-- `compat`    what differs between the verifiers versions supported (0.3.1 and 0.4);
-- `endpoint`  the OpenAI-compatible baseline endpoint serving every installed environment's policies;
-- `runs`      reads run directories written by vf-eval / vf-validate;
-- `cli`       the `piv-eval`, `piv-validate` and `piv-summarize` commands.
+- `answer`            pulls the last ``<answer>`` block out of a reply and reads JSON from it;
+- `money`             turns money text into exact cents;
+- `audit`             pair-level precision / recall / F1 for fault audits, and fault maps;
+- `ledger_audit`      the tax environments' shared key, reply grading and per-skill metrics;
+- `ledger_audit_plan` fault planning for generated ledgers: faulty rows, invoice numbers, duplicates;
+- `table`             the strict CSV codec of generated ledgers;
+- `rng`               seeded per-task random streams and the train / eval split;
+- `knobs`             taskset knob validators whose errors name the knob;
+- `ladder`            difficulty ladders: a ``level`` knob as a rung of other knobs;
+- `prompt_size`       the prompt budget that bounds size knobs;
+- `harness`           the in-process harnesses (single reply, and the chat program beneath them);
+- `speedups`          behaviour-preserving fixes for dependencies' measured hot paths;
+- `compat`            what differs between the verifiers versions supported (0.3.1 and 0.4);
+- `endpoint`          the OpenAI-compatible baseline endpoint serving every installed environment's
+                      policies, ``noisy-<p>`` included;
+- `serving`           verifiers' env-server pool, started and stopped for tests and benchmarks;
+- `runs`              reads run directories written by vf-eval / vf-validate;
+- `summary`           the summary table and chart; `report` and `report_views` the HTML run report;
+- `compare`           paired comparison of two runs;
+- `signal_health`     the learning-signal report over a ladder's rungs;
+- `export`            tasks to JSONL and a datasets dataset, and back;
+- `testing`, `bench`  helpers for the suite's tests and benchmarks;
+- `cli`               the `piv-eval`, `piv-validate` and `piv-summarize` commands.
 """
 
 from piv_core.answer import json_answer, last_answer_block
