@@ -51,10 +51,10 @@ from collections.abc import Callable
 
 from piv_core.endpoint import Conversation, Policy, ToolCall
 
+from beancount_ledger.bookkeeper import READS, file_text, reference_ledger, tool_results
 from beancount_ledger.world import BANK, EQUITY
 
 LEDGER = "ledger.beancount"
-READS = ("ledger.beancount", "bank_statement.csv", "archive_prior_period.csv")
 ENVIRON = "/proc/self/environ"
 
 Ledgers = tuple[str, str]
@@ -71,8 +71,6 @@ def _turn(conversation: Conversation) -> int:
 
 
 def _ledgers(conversation: Conversation) -> Ledgers:
-    from beancount_ledger.baselines import file_text, reference_ledger, tool_results  # it imports us
-
     results = tool_results(conversation)
     original, statement, archive = (file_text(results, name) for name in READS)
     return original, reference_ledger(original, statement, archive)
