@@ -17,6 +17,8 @@ The honest ones live in `bookkeeper`, the attacks in `adversaries`:
   checking and submitting (it runs into the completion-token ceiling).
 - ``late``: the reference's reads and write, then checks until the last turn, where it writes the
   ledger as given and submits (calls the episode contract never executes).
+- ``reasoned``: the reference, every reply with a reasoning field (``reasoning_content``), for
+  the harness's ``replay_reasoning`` knob.
 - the adversarial policies of `adversaries` (``exfiltrate``, ``devzero``, ``redos``, ``plugin``,
   ``crash``, ``surrogate``, ``currency``, ``flood``): an attack, then the attacker's attempt to
   profit from it.

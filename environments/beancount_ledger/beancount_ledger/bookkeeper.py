@@ -15,7 +15,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from piv_core.endpoint import Conversation, Policy, Reply, ToolCall
+from piv_core.endpoint import Conversation, Policy, Reasoned, Reply, ToolCall
 
 from beancount_ledger.contract import MAX_TURNS
 from beancount_ledger.world import AP, AR, BANK, FEES, INTEREST, SAVINGS, SUSPENSE
@@ -303,6 +303,13 @@ def late(conversation: Conversation) -> list[ToolCall]:
     ]
 
 
+def reasoned(conversation: Conversation) -> Reasoned:
+    """The reference, each reply with a reasoning field (``reasoning_content``), as reasoning
+    models send it: what the harness's ``replay_reasoning`` knob keeps or withholds."""
+    turn = sum(1 for m in conversation.messages if m.get("role") == "assistant")
+    return Reasoned(reference(conversation), reasoning=f"Turn {turn}: next step of the reconciliation.")
+
+
 def silent(conversation: Conversation) -> str:
     return "I have reviewed the task and have nothing to add."
 
@@ -316,4 +323,5 @@ POLICIES: dict[str, Policy] = {
     "silent": silent,
     "verbose": verbose,
     "late": late,
+    "reasoned": reasoned,
 }

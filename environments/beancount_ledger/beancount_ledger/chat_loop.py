@@ -28,7 +28,7 @@ from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from beancount_ledger.limits import CALLS_PER_TURN, IDLE_TURNS, TOKEN_CEILING
+from beancount_ledger.limits import CALLS_PER_TURN, IDLE_TURNS, REPLY_CAP, TOKEN_CEILING
 from beancount_ledger.loop_channel import EPISODE, LoopEpisode
 
 if TYPE_CHECKING:  # names provided by the bundled program
@@ -55,6 +55,20 @@ def without_surrogates(value):
     if isinstance(value, list):
         return [without_surrogates(v) for v in value]
     return value
+
+
+def within_reply_cap(message: dict) -> dict:
+    """A tool message as the episode contract bounds it: whole up to `REPLY_CAP` bytes (the
+    tools already cap their replies there; this also bounds an error's text). verifiers' own
+    bound, a middle cut at 20,000 bytes, would hide most of a ledger the contract returns whole."""
+    content = message.get("content")
+    if not isinstance(content, str):
+        return message
+    data = content.encode("utf-8", "surrogatepass")
+    if len(data) <= REPLY_CAP:
+        return message
+    cut = data[: REPLY_CAP - 64].decode("utf-8", "ignore")
+    return {**message, "content": cut + f"\n[reply truncated at {REPLY_CAP} bytes]"}
 
 
 def unicode_problem(value) -> str | None:
@@ -185,7 +199,7 @@ async def run_chat_loop(args, compactor, messages, dispatch, servers, tool_clien
                         content = f"error: the {name} call failed ({type(e).__name__}); try again"
             messages.append(
                 without_surrogates(
-                    bound_tool_message(
+                    within_reply_cap(
                         {"role": "tool", "tool_call_id": call.id, "content": content, "name": name}
                     )
                 )

@@ -32,7 +32,7 @@ from beancount_ledger.limits import (
 
 GENERATOR_VERSION = 4
 SCORER_CONTRACT = 4
-EPISODE_CONTRACT = 3
+EPISODE_CONTRACT = 4
 
 SYSTEM_PROMPT = f"""You are the bookkeeper of a small trading company. Your workspace holds eight files: \
 the Beancount ledger, the bank statement, the chart of accounts, the customer and vendor registers, \
@@ -141,3 +141,10 @@ def episode_digest(replay_reasoning: bool = REPLAY_REASONING) -> dict[str, objec
         "libraries": libraries,
         "harness": harness,
     }
+
+
+@lru_cache(maxsize=2)
+def recorded_digest(replay_reasoning: bool = REPLAY_REASONING) -> str:
+    """`episode_digest` as JSON, once per process and harness choice (it reads seven installed
+    versions, about 3 ms); each trace records its own copy."""
+    return json.dumps(episode_digest(replay_reasoning=replay_reasoning))

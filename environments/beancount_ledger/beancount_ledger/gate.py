@@ -36,7 +36,7 @@ from beancount.core import data
 from beancount.ops import balance, pad, validation
 from beancount.parser import _parser, booking, grammar, options, printer
 
-from beancount_ledger.contract import LEDGER_ENVELOPE
+from beancount_ledger.limits import LEDGER_ENVELOPE
 from beancount_ledger.render import ALLOWED_OPTIONS, CURRENCY
 
 MAX_ERRORS = 20

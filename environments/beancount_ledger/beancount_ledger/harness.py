@@ -24,7 +24,6 @@ were not run, so traces.jsonl holds every reply the model's calls got.
 from __future__ import annotations
 
 import inspect
-import json
 from functools import lru_cache
 from typing import Any
 
@@ -101,12 +100,6 @@ def record_unsent(trace: Trace, episode: LoopEpisode) -> int:
     return len(trace.nodes) - before
 
 
-@lru_cache(maxsize=2)
-def _episode_contract(replay_reasoning: bool) -> str:
-    """`contract.episode_digest` as JSON, once per process and choice (each trace gets a copy)."""
-    return json.dumps(contract.episode_digest(replay_reasoning=replay_reasoning))
-
-
 class LedgerHarnessConfig(NullHarnessConfig):
     replay_reasoning: bool = contract.REPLAY_REASONING
     """Send prior turns' reasoning fields (``reasoning_content``, ``reasoning``,
@@ -142,9 +135,3 @@ class LedgerHarness(InProcessNullHarness, Harness[LedgerHarnessConfig]):
         finally:
             EPISODE.reset(token)
             record_unsent(trace, episode)
-
-    async def score(self, trace: Trace, runtime: Runtime) -> None:
-        """The harness's metrics, and the episode digest under this harness's choices (the task
-        records the default's at finalize; a non-default choice digests differently)."""
-        await super().score(trace, runtime)
-        trace.info["episode_contract"] = json.loads(_episode_contract(self.config.replay_reasoning))

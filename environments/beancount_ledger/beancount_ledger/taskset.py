@@ -90,7 +90,8 @@ class LedgerTask(vf.Task[LedgerData, LedgerState, LedgerTaskConfig]):
         trace.info["observation_bytes"] = getattr(state, "observation_bytes", 0)
         trace.info["budget_hits"] = getattr(state, "budget_hits", 0)
         trace.info["tool_calls"] = dict(getattr(state, "tool_calls", {}))
-        trace.info["episode_contract"] = json.loads(_episode_contract())
+        replay = trace.info.get("replay_reasoning", contract.REPLAY_REASONING)
+        trace.info["episode_contract"] = json.loads(contract.recorded_digest(bool(replay)))
         trace.info["public_id"] = self.data.public_id
 
     @cached_property
@@ -120,13 +121,6 @@ class LedgerTask(vf.Task[LedgerData, LedgerState, LedgerTaskConfig]):
         """The golden ledger scores 1.0; the ledger as given scores below 1.0."""
         key = key_of(self.data)
         return score(golden_of(self.data), key).reward == 1.0 and score(key.original, key).reward < 1.0
-
-
-@lru_cache(maxsize=1)
-def _episode_contract() -> str:
-    """`contract.episode_digest()` as JSON, computed once per process (it reads seven installed
-    versions, about 3 ms); every trace gets its own copy."""
-    return json.dumps(contract.episode_digest())
 
 
 @lru_cache(maxsize=256)

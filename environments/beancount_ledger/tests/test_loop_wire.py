@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx2
 import pytest
 from aiohttp import web
-from beancount_ledger import chat_loop, contract, harness, limits, tools, verifiers_internals
+from beancount_ledger import chat_loop, contract, limits, tools, verifiers_internals
 from beancount_ledger.harness import LedgerHarnessConfig, program_source
 from openai import AsyncOpenAI
 from piv_core.harness import program_namespace
@@ -257,7 +257,7 @@ def test_the_digest_is_unchanged_for_the_default_and_moves_with_the_choice():
     assert default["harness"] == {"replay_reasoning": True}
     assert dropped["harness"] == {"replay_reasoning": False}
     assert dropped["digest"] != default["digest"]
-    assert json.loads(harness._episode_contract(False)) == dropped
+    assert json.loads(contract.recorded_digest(False)) == dropped
     with pytest.raises(TypeError, match="replay_reasoning"):
         contract.episode_digest(replay_reasoning="no")
 
