@@ -155,8 +155,10 @@ class LedgerConfig(vf.TasksetConfig):
         if self.level is not None:
             ladder.check(self.level)
             # Given selectors take the level now; the default (the shipped world, which takes none)
-            # is refused when the taskset loads, so that every rung can be named without a world.
-            if "selectors" in self.model_fields_set:
+            # is refused when the taskset loads, so that every rung can be named without a world. The
+            # default given back by a dumped and re-read config counts as not given.
+            default = type(self).model_fields["selectors"].default
+            if "selectors" in self.model_fields_set and self.selectors != default:
                 levelled = [ladder.levelled(s, self.level) for s in self.selectors]
                 object.__setattr__(self, "selectors", levelled)
         try:

@@ -267,7 +267,13 @@ class GeoConfig(vf.TasksetConfig):
     @model_validator(mode="after")
     def _level(self) -> GeoConfig:
         if self.level is not None:
-            fixed = [name for name in TOLERANCE_KNOBS if name in self.model_fields_set]
+            # A base tolerance at its default is what a dumped and re-read config carries: not a conflict.
+            fields = type(self).model_fields
+            fixed = [
+                name
+                for name in TOLERANCE_KNOBS
+                if name in self.model_fields_set and getattr(self, name) != fields[name].default
+            ]
             if fixed:
                 raise ValueError(
                     f"level {self.level} fixes the tolerances through tolerance_scale, but {fixed[0]} "
