@@ -20,8 +20,7 @@ import random
 from decimal import Decimal
 
 from piv_core.endpoint import Conversation, Policy
-from piv_core.ledger_audit import DUPLICATE_INVOICE, OUTSIDE_PERIOD, answer_text
-from piv_core.ledger_audit_plan import pick
+from piv_core.ledger_audit import answer_text, erring_audit
 
 from au_bas_reconciliation_v1.ledger import SALE, Row
 from au_bas_reconciliation_v1.prompt import read_labels, read_ledger
@@ -56,26 +55,12 @@ def oracle(conversation: Conversation) -> str:
 def noisy(conversation: Conversation, p: float, rng: random.Random) -> str:
     """The oracle's reply with each row independently mistreated with probability `p` (see the
     module docstring). Only `rng` supplies randomness; ``p = 0`` is the oracle's reply exactly."""
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"p must be between 0 and 1, got {p}")
     text = conversation.user_text
     quarter, rows = read_ledger(text)
     key = reconcile(quarter, rows)
-    faults: dict[str, tuple[str, ...]] = {}
-    kept: list[tuple[Row, tuple[str, ...]]] = []
-    trusted: set[str] = set()
-    for row in rows:
-        codes = key.faults.get(row.txn_id, ())
-        if rng.random() < p:
-            if codes:
-                codes = ()
-                trusted.add(row.txn_id)
-            else:
-                codes = (pick(rng, SALE_CODES if row.kind == SALE else FAULT_CODES),)
-        if codes:
-            faults[row.txn_id] = codes
-        if DUPLICATE_INVOICE not in codes and OUTSIDE_PERIOD not in codes:
-            kept.append((row, codes))
+    faults, kept, trusted = erring_audit(
+        rows, key.faults, p, rng, lambda row: SALE_CODES if row.kind == SALE else FAULT_CODES
+    )
     labels = totals(kept, lambda row: row.gst if row.txn_id in trusted else correct_gst(row))
     return ORACLE_NOTE + answer_text({label: labels[label] for label in read_labels(text)}, faults)
 

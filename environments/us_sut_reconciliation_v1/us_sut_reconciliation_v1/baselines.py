@@ -21,11 +21,10 @@ import random
 from decimal import Decimal
 
 from piv_core.endpoint import Conversation, Policy
-from piv_core.ledger_audit import DUPLICATE_INVOICE, OUTSIDE_PERIOD, answer_text
-from piv_core.ledger_audit_plan import pick
+from piv_core.ledger_audit import DUPLICATE_INVOICE, OUTSIDE_PERIOD, answer_text, erring_audit
 from piv_core.money import cents_of
 
-from us_sut_reconciliation_v1.ledger import SALE, Row
+from us_sut_reconciliation_v1.ledger import SALE
 from us_sut_reconciliation_v1.prompt import read_figures, read_ledger
 from us_sut_reconciliation_v1.rules import (
     FAULT_CODES,
@@ -57,26 +56,13 @@ def oracle(conversation: Conversation) -> str:
 def noisy(conversation: Conversation, p: float, rng: random.Random) -> str:
     """The oracle's reply with each row independently mistreated with probability `p` (see the
     module docstring). Only `rng` supplies randomness; ``p = 0`` is the oracle's reply exactly."""
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"p must be between 0 and 1, got {p}")
     text = conversation.user_text
     quarter, business_zip, rows = read_ledger(text)
     key = reconcile(quarter, business_zip, rows)
-    faults: dict[str, tuple[str, ...]] = {}
-    kept: list[Row] = []
-    trusted: set[str] = set()
-    for row in rows:
-        codes = key.faults.get(row.txn_id, ())
-        if rng.random() < p:
-            if codes:
-                codes = ()
-                trusted.add(row.txn_id)
-            else:
-                codes = (pick(rng, FAULT_CODES if row.kind == SALE else PURCHASE_CODES),)
-        if codes:
-            faults[row.txn_id] = codes
-        if DUPLICATE_INVOICE not in codes and OUTSIDE_PERIOD not in codes:
-            kept.append(row)
+    faults, audited, trusted = erring_audit(
+        rows, key.faults, p, rng, lambda row: FAULT_CODES if row.kind == SALE else PURCHASE_CODES
+    )
+    kept = [row for row, _ in audited]
     figures = totals(kept, business_zip, trusted)
     return ORACLE_NOTE + answer_text({name: figures[name] for name in read_figures(text)}, faults)
 

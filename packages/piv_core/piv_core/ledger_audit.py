@@ -243,3 +243,47 @@ class Scheme:
     def metric_names_all(self) -> list[str]:
         """Every metric name `metrics` reports, in order."""
         return list(self.metrics(None, dict.fromkeys(self.graded, 0), {}))
+
+
+class ErringAudit(NamedTuple):
+    """A scripted auditor's treatment of a ledger, right or wrong row by row."""
+
+    faults: dict[str, tuple[str, ...]]
+    """The fault map it reports."""
+    kept: list[tuple[Any, tuple[str, ...]]]
+    """The rows it keeps in the figures, each with the codes it gave it."""
+    trusted: set[str]
+    """Rows it took for clean although they carry a fault: their recorded tax is believed."""
+
+
+def erring_audit(
+    rows: Iterable[Any],
+    key_faults: Mapping[str, Sequence[str]],
+    p: float,
+    rng: Any,
+    wrong_codes: Callable[[Any], Sequence[str]],
+) -> ErringAudit:
+    """The key's audit of `rows`, each row mistreated with probability `p`: a faulted row taken
+    for clean, a clean row given one of `wrong_codes(row)`. Draws from `rng` in row order (one
+    draw a row, and one more for a wrong code), so the same seed gives the same audit; ``p = 0``
+    is the key's audit exactly. The scripted ``noisy`` policies of the tax environments use it."""
+    from piv_core.ledger_audit_plan import pick
+
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p must be between 0 and 1, got {p}")
+    faults: dict[str, tuple[str, ...]] = {}
+    kept: list[tuple[Any, tuple[str, ...]]] = []
+    trusted: set[str] = set()
+    for row in rows:
+        codes = tuple(key_faults.get(row.txn_id, ()))
+        if rng.random() < p:
+            if codes:
+                codes = ()
+                trusted.add(row.txn_id)
+            else:
+                codes = (pick(rng, wrong_codes(row)),)
+        if codes:
+            faults[row.txn_id] = codes
+        if DUPLICATE_INVOICE not in codes and OUTSIDE_PERIOD not in codes:
+            kept.append((row, codes))
+    return ErringAudit(faults, kept, trusted)
