@@ -25,7 +25,10 @@ from piv_core.endpoint import Conversation
 from piv_core.testing import score_reply
 
 TEXT = {
-    "au-bas-reconciliation-v1": ("AuBasConfig", [{}, {"num_transactions": 8, "fault_rate": 0.0}, {"fault_rate": 0.9}]),
+    "au-bas-reconciliation-v1": (
+        "AuBasConfig",
+        [{}, {"num_transactions": 8, "fault_rate": 0.0}, {"fault_rate": 0.9}],
+    ),
     "us-sut-reconciliation-v1": ("UsSutConfig", [{}, {"num_rows": 10}]),
     "geo-reprojection-v1": ("GeoConfig", [{}]),
 }
@@ -58,7 +61,9 @@ def text_env(env_id: str, n: int) -> dict[str, str]:
                 task_cls = next(
                     v
                     for v in vars(taskset).values()
-                    if isinstance(v, type) and v.__name__.endswith("Task") and v.__module__ == taskset.__name__
+                    if isinstance(v, type)
+                    and v.__name__.endswith("Task")
+                    and v.__module__ == taskset.__name__
                 )
                 task = task_cls(data, config.task) if hasattr(config, "task") else task_cls(data)
                 for name in sorted(policies):

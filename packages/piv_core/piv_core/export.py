@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib.metadata
+import itertools
 import json
 import sys
 from collections.abc import Iterable, Iterator
@@ -82,7 +83,7 @@ def _taskset(env_id: str, knobs: list[str], num_tasks: int) -> Any:
     from piv_core.cli import _eval_config
 
     config = _eval_config([env_id, "-n", str(num_tasks), *knobs])
-    return config.env.taskset, vf.load_taskset(config.env.taskset).take(num_tasks)
+    return config.env.taskset, itertools.islice(vf.load_taskset(config.env.taskset), num_tasks)
 
 
 def export(env_id: str, num_tasks: int, out: Path, knobs: list[str], progress: bool = True) -> int:

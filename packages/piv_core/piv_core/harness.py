@@ -50,9 +50,6 @@ from verifiers.v1.runtimes import ProgramResult, Runtime
 from verifiers.v1.task import TaskData
 from verifiers.v1.trace import Trace
 
-from piv_core.speedups import cache_factory_signatures
-
-cache_factory_signatures()
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 

@@ -43,9 +43,10 @@ def apply_level(config: C, rungs: Rungs, knob: str = "level") -> C:
     for name, value in rungs[level].items():
         if name not in type(config).model_fields:
             raise ValueError(f"{knob} {level} sets unknown knob {name!r}")
-        if name in config.model_fields_set and getattr(config, name) != value:
+        given = getattr(config, name)
+        if name in config.model_fields_set and given != value:
             raise ValueError(
-                f"{knob} {level} sets {name} to {value!r}, but {name} was given as {getattr(config, name)!r}: "
+                f"{knob} {level} sets {name} to {value!r}, but {name} was given as {given!r}: "
                 f"leave {name} unset, or leave {knob} unset"
             )
         object.__setattr__(config, name, value)

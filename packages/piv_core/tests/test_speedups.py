@@ -34,8 +34,8 @@ def test_models_built_with_defaults_are_unchanged():
     assert Model().echo == [1]
 
 
-def test_applied_by_the_harness_module_and_idempotent():
-    import piv_core.harness  # noqa: F401
+def test_applied_by_the_compat_module_and_idempotent():
+    import piv_core.compat  # noqa: F401
 
     assert hasattr(_fields.takes_validated_data_argument, "cache_info")
     assert cache_factory_signatures() is True
