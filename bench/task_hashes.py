@@ -80,14 +80,14 @@ BEANCOUNT_WRITERS = ("reference", "untouched", "plug", "rewrite", "invent")
 def _beancount_scores(data, score_h) -> None:
     """The golden ledger's and each of `BEANCOUNT_WRITERS`' ledgers' scores against the task's key
     (the score's own fields, not the metric names a trace reports)."""
-    from beancount_ledger import baselines, taskset
+    from beancount_ledger import bookkeeper, taskset
     from beancount_ledger.scorer import score
 
     key = taskset.key_of(data)
     files = data.files
-    reads = [files[name] for name in baselines.READS]
+    reads = [files[name] for name in bookkeeper.READS]
     ledgers = [("golden", taskset.golden_of(data))]
-    ledgers += [(name, getattr(baselines, f"{name}_ledger")(*reads)) for name in BEANCOUNT_WRITERS]
+    ledgers += [(name, getattr(bookkeeper, f"{name}_ledger")(*reads)) for name in BEANCOUNT_WRITERS]
     for name, text in ledgers:
         s = score(text, key)
         fields = [s.reward, s.loaded, s.balances_hit, s.balances_total, sorted(s.resolved), s.plants]
