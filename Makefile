@@ -22,7 +22,7 @@ DEMO_OUT := outputs/demo
 
 TEXT_PACKAGES := piv-core au-bas-reconciliation-v1 us-sut-reconciliation-v1 geo-reprojection-v1
 TEXT_TESTS := packages/piv_core environments/au_bas_reconciliation_v1 environments/us_sut_reconciliation_v1 \
-	environments/geo_reprojection_v1 tests/test_splits.py tests/test_prime_rl.py
+	environments/geo_reprojection_v1 tests/test_splits.py tests/test_prime_rl.py tests/test_noisy_ledgers.py
 VF031 := $(CURDIR)/.venv-verifiers-0.3.1
 
 .PHONY: demo test sync lint bench ci test-python-% test-verifiers-0.3.1

@@ -109,7 +109,7 @@ NoisyPolicy = Callable[[Conversation, float, random.Random], Reply]
 """An environment's solver that errs on each item with probability p, drawing only from the rng."""
 
 NOISY = re.compile(r"noisy-(?P<p>[0-9]+(?:\.[0-9]+)?)")
-_DRAW_ID = re.compile(r"call_n(?P<draw>[0-9]+)_")
+_DRAW_ID = re.compile(r"call_n(?P<draw>[0-9]{1,9})_")
 
 
 def noisy_share(name: str) -> float | None:
