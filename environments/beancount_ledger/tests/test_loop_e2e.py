@@ -2,8 +2,8 @@
 (the last executed turn's included, and the unexecuted final turn's calls with their error),
 and the reasoning-replay knob decides what later requests carry, with both arms recorded.
 
-The reasoning arms run against an endpoint of this test's own (`running_endpoint` serving one
-policy): the reference bookkeeper with a reasoning field on every reply (`Reasoned`), which
+The reasoning arms run against an endpoint of this test's own (`piv_core.testing.run_policy_eval`
+serving one policy): the reference bookkeeper with a reasoning field on every reply (`Reasoned`), which
 also records every request it answers.
 """
 
@@ -13,8 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from beancount_ledger import baselines, contract, harness, limits
-from piv_core.endpoint import Conversation, Reasoned, running_endpoint
-from piv_core.testing import run_baseline_eval, run_command
+from piv_core.endpoint import Conversation, Reasoned
+from piv_core.testing import run_baseline_eval, run_policy_eval
 
 
 def _traces(run_dir) -> list[dict]:
@@ -101,23 +101,7 @@ def reasoning_arms(tmp_path_factory):
         name = f"replay-{replay}"
         knob = [] if replay else ["--env.agent.harness.id", "beancount-ledger"]
         knob += [] if replay else ["--env.agent.harness.replay-reasoning", "False"]
-        with running_endpoint({"reasoned": recorder}) as base_url:
-            code, output = run_command(
-                "eval",
-                "beancount-ledger",
-                "--model",
-                "reasoned",
-                "--client.base-url",
-                base_url,
-                "-n",
-                "1",
-                "--no-rich",
-                "-o",
-                str(out),
-                "--run.name",
-                name,
-                *knob,
-            )
+        code, output = run_policy_eval("beancount-ledger", recorder, str(out), name, *knob)
         assert code == 0, output[-2000:]
         arms[replay] = (recorder.requests, _traces(out / name)[0])
     return arms

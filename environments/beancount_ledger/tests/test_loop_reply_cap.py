@@ -7,12 +7,11 @@ import threading
 
 import pytest
 from beancount_ledger import limits
-from beancount_ledger.bookkeeper import file_text, reference_ledger, tool_results
+from beancount_ledger.bookkeeper import READS, file_text, reference_ledger, tool_results
 from beancount_ledger.chat_loop import within_reply_cap
-from piv_core.endpoint import Conversation, ToolCall, running_endpoint
-from piv_core.testing import run_command
+from piv_core.endpoint import Conversation, ToolCall
+from piv_core.testing import run_policy_eval
 
-READS = ("ledger.beancount", "bank_statement.csv", "archive_prior_period.csv")
 MARK = "; end of the long ledger"
 
 
@@ -54,22 +53,7 @@ def test_the_loops_bound_is_the_contracts():
 @pytest.mark.e2e
 def test_a_long_ledger_read_back_arrives_whole(tmp_path):
     policy = LongLedger()
-    with running_endpoint({"long": policy}) as base_url:
-        code, output = run_command(
-            "eval",
-            "beancount-ledger",
-            "--model",
-            "long",
-            "--client.base-url",
-            base_url,
-            "-n",
-            "1",
-            "--no-rich",
-            "-o",
-            str(tmp_path),
-            "--run.name",
-            "long",
-        )
+    code, output = run_policy_eval("beancount-ledger", policy, str(tmp_path), "long")
     assert code == 0, output[-2000:]
     last = policy.requests[-1]
     reads = [m for m in last if m.get("role") == "tool" and m.get("name") == "read_file"]

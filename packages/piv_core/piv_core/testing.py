@@ -80,3 +80,30 @@ def run_baseline_eval(
     except FileNotFoundError:
         run = None
     return code, output, run
+
+
+def run_policy_eval(
+    env_id: str, policy: Any, output_dir: str, name: str, *args: str, num_tasks: int = 1
+) -> tuple[int, str]:
+    """Run ``eval <env_id>`` against an endpoint of the caller's own serving `policy` (a
+    `piv_core.endpoint.Policy`, e.g. one that records the requests it answers), into
+    ``<output_dir>/<name>``. Returns (exit code, combined output)."""
+    from piv_core.endpoint import running_endpoint
+
+    with running_endpoint({name: policy}) as base_url:
+        return run_command(
+            "eval",
+            env_id,
+            "--model",
+            name,
+            "--client.base-url",
+            base_url,
+            "-n",
+            str(num_tasks),
+            "--no-rich",
+            "-o",
+            output_dir,
+            "--run.name",
+            name,
+            *args,
+        )
