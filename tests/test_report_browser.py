@@ -13,21 +13,16 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 from piv_core.answer import json_answer
+from piv_core.audit import fault_pairs, read_fault_map
 from piv_core.money import parse_cents
 from piv_core.report import write_html
 from piv_core.report_views import golden_ledger, submitted_ledger
 from piv_core.runs import EvalRun, last_reply, task_data, task_key
-from piv_core.testing import run_baseline_eval
-
-try:
-    from piv_core.audit import fault_pairs, read_fault_map
-except ImportError:  # piv-core releases that keep the fault-map readers in their own module
-    from piv_core.fault_map import fault_pairs, read_fault_map
+from piv_core.testing import ReportMarks, run_baseline_eval
 
 pytestmark = pytest.mark.e2e
 
@@ -42,52 +37,13 @@ if CHROMIUM is None:
         "no chromium binary on PATH (chromium, chromium-browser, google-chrome)", allow_module_level=True
     )
 
-VOID = {"meta", "br", "img", "hr", "input", "link", "col", "wbr"}
-
-
-class Dom(HTMLParser):
-    """The marked (`diff`) elements with their text and the rollout around them, and what rendered."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.stack: list[dict[str, str]] = []
-        self.open: list[tuple[int, dict]] = []
-        self.marked: list[dict] = []
-        self.rollouts: list[dict] = []
-        self.tags: set[str] = set()
-
-    def handle_starttag(self, tag, attrs):
-        attrs = {k: v or "" for k, v in attrs}
-        self.tags.add(tag)
-        if tag in VOID:
-            return
-        self.stack.append(attrs)
-        context = {k: v for a in self.stack for k, v in a.items() if k in ("data-run", "data-task")}
-        if "rollout" in attrs.get("class", "").split():
-            self.rollouts.append(context)
-        if "diff" in attrs.get("class", "").split():
-            record = {**context, **attrs, "text": ""}
-            self.marked.append(record)
-            self.open.append((len(self.stack), record))
-
-    def handle_endtag(self, tag):
-        if tag in VOID or not self.stack:
-            return
-        while self.open and self.open[-1][0] >= len(self.stack):
-            self.open.pop()
-        self.stack.pop()
-
-    def handle_data(self, data):
-        for _, record in self.open:
-            record["text"] += data
-
 
 def chromium(*args: str, profile: Path) -> subprocess.CompletedProcess:
     command = [CHROMIUM, "--headless", "--disable-gpu", "--no-sandbox", f"--user-data-dir={profile}", *args]
     return subprocess.run(command, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
 
 
-def rendered(html: Path, shot: Path, tmp_path: Path) -> Dom:
+def rendered(html: Path, shot: Path, tmp_path: Path) -> ReportMarks:
     """The DOM Chromium built from `html`, after taking a screenshot of it to `shot`."""
     profile = tmp_path / "profile"
     done = chromium("--dump-dom", html.as_uri(), profile=profile)
@@ -101,9 +57,8 @@ def rendered(html: Path, shot: Path, tmp_path: Path) -> Dom:
     pixels = matplotlib.image.imread(shot)
     colours = {tuple(p) for p in pixels[::7, ::7].reshape(-1, pixels.shape[-1]).tolist()}
     assert len(colours) > 20, "the screenshot is blank"
-    dom = Dom()
-    dom.feed(done.stdout)
-    assert {"table", "svg", "details"} <= dom.tags and "script" not in dom.tags
+    dom = ReportMarks(done.stdout)
+    assert {"table", "svg", "details"} <= set(dom.tags) and "script" not in dom.tags
     return dom
 
 

@@ -27,11 +27,7 @@ from html import escape
 from typing import Any
 
 from piv_core.answer import json_answer, last_answer_block
-
-try:  # the fault-map readers the text environments grade with, wherever this piv-core keeps them
-    from piv_core.audit import fault_pairs, read_fault_map
-except ImportError:  # pragma: no cover - piv-core releases that keep them in their own module
-    from piv_core.fault_map import fault_pairs, read_fault_map
+from piv_core.audit import fault_pairs, read_fault_map
 from piv_core.money import format_cents, parse_cents
 from piv_core.runs import last_reply, task_data, tool_calls
 

@@ -1,8 +1,10 @@
-"""Test helpers: score a reply through an environment's real `Task.score`, with no model or runtime."""
+"""Test helpers: score a reply through an environment's real `Task.score` with no model or runtime, run
+the suite's commands as a user would, and read back what a run report marks."""
 
 from __future__ import annotations
 
 import asyncio
+from html.parser import HTMLParser
 from typing import Any, NamedTuple
 
 import verifiers.v1 as vf
@@ -107,3 +109,50 @@ def run_policy_eval(
             name,
             *args,
         )
+
+
+class ReportMarks(HTMLParser):
+    """What a run report (`piv_core.report`) marks, read back from its HTML: every element of
+    class ``diff`` (its attributes, its text, and the ``data-run`` / ``data-task`` around it), every
+    rollout block's run and task, and every tag in the page."""
+
+    VOID = frozenset({"meta", "br", "img", "hr", "input", "link", "col", "wbr"})
+
+    def __init__(self, html: str = "") -> None:
+        super().__init__()
+        self.stack: list[dict[str, str]] = []
+        self.open: list[tuple[int, dict[str, str]]] = []
+        self.marked: list[dict[str, str]] = []
+        self.rollouts: list[dict[str, str]] = []
+        self.tags: list[str] = []
+        if html:
+            self.feed(html)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = {k: v or "" for k, v in attrs}
+        self.tags.append(tag)
+        if tag in self.VOID:
+            return
+        self.stack.append(found)
+        classes = found.get("class", "").split()
+        context = {k: v for a in self.stack for k, v in a.items() if k in ("data-run", "data-task")}
+        if "rollout" in classes:
+            self.rollouts.append(context)
+        if "diff" in classes:
+            record = {**context, **found, "text": ""}
+            self.marked.append(record)
+            self.open.append((len(self.stack), record))
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.VOID or not self.stack:
+            return
+        while self.open and self.open[-1][0] >= len(self.stack):
+            self.open.pop()
+        self.stack.pop()
+
+    def handle_data(self, data: str) -> None:
+        for _, record in self.open:
+            record["text"] += data

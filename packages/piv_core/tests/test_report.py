@@ -5,58 +5,17 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 from piv_core.report import render_html, write_html
 from piv_core.report_views import golden_ledger, ledger_view, submitted_ledger
 from piv_core.runs import EvalRun, read_eval_run
-
-VOID = {"meta", "br", "img", "hr", "input", "link", "col", "wbr"}
-
-
-class Marked(HTMLParser):
-    """Every element carrying class `diff`: its attributes, text, and the rollout and task around it."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.stack: list[tuple[str, dict[str, str]]] = []
-        self.open: list[tuple[int, dict]] = []
-        self.found: list[dict] = []
-        self.tags: list[str] = []
-
-    def handle_starttag(self, tag, attrs):
-        attrs = {k: v or "" for k, v in attrs}
-        self.tags.append(tag)
-        if tag in VOID:
-            return
-        self.stack.append((tag, attrs))
-        if "diff" in attrs.get("class", "").split():
-            context = {k: v for _, a in self.stack for k, v in a.items() if k in ("data-run", "data-task")}
-            record = {**context, **attrs, "text": ""}
-            self.found.append(record)
-            self.open.append((len(self.stack), record))
-
-    def handle_startendtag(self, tag, attrs):
-        self.tags.append(tag)
-
-    def handle_endtag(self, tag):
-        if tag in VOID or not self.stack:
-            return
-        while self.open and self.open[-1][0] >= len(self.stack):
-            self.open.pop()
-        self.stack.pop()
-
-    def handle_data(self, data):
-        for _, record in self.open:
-            record["text"] += data
+from piv_core.testing import ReportMarks
 
 
 def marked(html: str) -> list[dict]:
-    parser = Marked()
-    parser.feed(html)
-    return parser.found
+    return ReportMarks(html).marked
 
 
 def reply(figures: dict, faults: dict) -> str:
@@ -143,9 +102,7 @@ def test_a_coordinate_error_is_marked_only_beyond_its_tolerance(tmp_path):
 def test_the_page_stands_alone_and_escapes_what_the_model_wrote(tmp_path):
     hostile = reply({"G1": "<img src=x onerror=alert(1)>"}, {"<script>alert(1)</script>": ["x"]})
     html = render_html([run_of(tmp_path / "a", figure_trace(hostile))])
-    parser = Marked()
-    parser.feed(html)
-    assert not {"script", "img", "link", "iframe"} & set(parser.tags)
+    assert not {"script", "img", "link", "iframe"} & set(ReportMarks(html).tags)
     assert "src=" not in html.replace("&lt;img src=x", "")
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "<style>" in html
