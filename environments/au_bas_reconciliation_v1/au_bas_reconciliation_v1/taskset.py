@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from typing import Annotated
 
 import verifiers.v1 as vf
-from piv_core.knobs import at_least, at_most, share
+from piv_core.knobs import at_least, at_most, share, some_of
 from piv_core.ladder import apply_level
-from piv_core.ledger_audit import Grade, Key, LedgerData, fault_lists, key_holds, some_of
+from piv_core.ledger_audit import Grade, Key, LedgerData, fault_lists, key_holds
 from piv_core.prompt_size import largest_fitting, prompt_bytes
 from piv_core.rng import Split, split_rng, task_id
 from pydantic import model_validator

@@ -18,9 +18,11 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator
+from typing import Annotated
 
 import verifiers.v1 as vf
 from piv_core.compat import TaskData
+from piv_core.knobs import some_of
 from piv_core.ladder import apply_level
 from piv_core.rng import Split, split_rng, task_id
 from pydantic import BaseModel, ValidationInfo, field_validator, model_serializer, model_validator
@@ -189,9 +191,9 @@ def _inside(problem: Problem, key: tuple[float, ...]) -> bool:
 
 
 class GeoConfig(vf.TasksetConfig):
-    families: list[str] = list(FAMILIES)
+    families: Annotated[list[str], some_of(FAMILIES, in_their_order=False)] = list(FAMILIES)
     """Families to draw from; each part picks one uniformly."""
-    grids: list[str] = list(GRIDS)
+    grids: Annotated[list[str], some_of(list(GRIDS), in_their_order=False)] = list(GRIDS)
     """Grids to draw from (for distance and bearing, the area of both points); each part picks one."""
     position_tolerance_m: float = 1.0
     """Pass threshold for reproject and inverse tasks, in metres."""
@@ -214,26 +216,6 @@ class GeoConfig(vf.TasksetConfig):
     """``train`` (the default) or ``eval``: two disjoint task streams under every seed
     (`piv_core.rng`); evaluate on ``eval`` what was trained on ``train``."""
     task: GeoTaskConfig = GeoTaskConfig()
-
-    @field_validator("families")
-    @classmethod
-    def _known_families(cls, value: list[str]) -> list[str]:
-        unknown = [family for family in value if family not in FAMILIES]
-        if unknown or not value or len(set(value)) != len(value):
-            raise ValueError(
-                f"families must be a non-empty list of distinct names from {list(FAMILIES)}, got {value}"
-            )
-        return value
-
-    @field_validator("grids")
-    @classmethod
-    def _known_grids(cls, value: list[str]) -> list[str]:
-        unknown = [grid for grid in value if grid not in GRIDS]
-        if unknown or not value or len(set(value)) != len(value):
-            raise ValueError(
-                f"grids must be a non-empty list of distinct names from {list(GRIDS)}, got {value}"
-            )
-        return value
 
     @field_validator("position_tolerance_m", "distance_tolerance_m", "bearing_tolerance_deg")
     @classmethod

@@ -23,8 +23,6 @@ from decimal import Decimal
 from types import MappingProxyType
 from typing import Any, NamedTuple, TypeVar
 
-from pydantic import AfterValidator, ValidationInfo
-
 from piv_core.answer import json_answer, parsed_once
 from piv_core.audit import code_scores, fault_pairs, pair_scores, read_fault_map
 from piv_core.compat import TaskData
@@ -73,25 +71,6 @@ def audit_rows(
                 continue
         kept.append((row, codes))
     return faults, kept
-
-
-def some_of(options: Sequence[str]) -> AfterValidator:
-    """A list knob: a non-empty choice of distinct `options`, kept in the order of `options`.
-
-    A bad value fails naming the knob: ``fault_codes must be a non-empty list of distinct
-    values among [...], got [...]``.
-    """
-    allowed = tuple(options)
-
-    def check(value: list[str], info: ValidationInfo) -> list[str]:
-        if not value or len(set(value)) != len(value) or not set(value) <= set(allowed):
-            among = list(allowed)
-            raise ValueError(
-                f"{info.field_name} must be a non-empty list of distinct values among {among}, got {value}"
-            )
-        return [option for option in allowed if option in value]
-
-    return AfterValidator(check)
 
 
 class LedgerData(TaskData):

@@ -14,7 +14,6 @@ from piv_core.ledger_audit import (
     audit_rows,
     fault_lists,
     metric_key,
-    some_of,
 )
 
 
@@ -127,17 +126,3 @@ def test_code_scores_split_the_audit_by_code():
 def test_a_key_is_figures_and_faults():
     key = Key({"a": 1}, {"T1": ("x",)})
     assert key.figures == {"a": 1} and fault_lists(key.faults) == {"T1": ["x"]}
-
-
-def test_a_list_knob_names_itself_and_keeps_the_options_order():
-    from typing import Annotated
-
-    from pydantic import BaseModel, ValidationError
-
-    class Config(BaseModel):
-        codes: Annotated[list[str], some_of(("x", "y", "z"))] = ["x"]
-
-    assert Config(codes=["z", "x"]).codes == ["x", "z"]
-    for bad in ([], ["x", "x"], ["w"]):
-        with pytest.raises(ValidationError, match="codes must be a non-empty list of distinct values"):
-            Config(codes=bad)
