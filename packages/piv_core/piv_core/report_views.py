@@ -219,6 +219,15 @@ def ledger_view(trace: dict[str, Any]) -> str | None:
             f'<p class="note">the last <code>{LEDGER_TOOL}</code> call was not the ledger scored '
             "(the scorer reads the latest one the tool accepted)</p>"
         )
+    from beancount_ledger.limits import LEDGER_ENVELOPE
+
+    size = len(submitted.encode("utf-8", "surrogatepass"))
+    if size > LEDGER_ENVELOPE:  # refused by the tool; a diff of it would only cost time
+        parts.append(
+            f'<p class="note">the last <code>{LEDGER_TOOL}</code> text is {size:,} bytes, over the '
+            f"{LEDGER_ENVELOPE:,}-byte envelope: not diffed</p>"
+        )
+        return "".join(parts)
     parts.append(_diff(golden, submitted))
     return "".join(parts)
 

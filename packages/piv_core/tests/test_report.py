@@ -196,6 +196,15 @@ def test_the_ledger_the_reward_scored_is_rescored_and_a_later_rejected_write_not
     assert not [m for m in marked(view) if "data-fix" in m]
 
 
+def test_a_write_over_the_envelope_is_not_diffed(ledger_data):
+    from beancount_ledger.limits import LEDGER_ENVELOPE
+
+    huge = "x\n" * LEDGER_ENVELOPE  # a refused write: the diff would be of a 96,000-line text
+    view = ledger_view(ledger_trace(ledger_data, huge))
+    assert "over the" in view and "not diffed" in view
+    assert not [m for m in marked(view) if "line" in m.get("class", "")]
+
+
 def test_without_beancount_ledger_the_view_says_so(ledger_data, monkeypatch):
     monkeypatch.setitem(sys.modules, "beancount_ledger", None)
     view = ledger_view(ledger_trace(ledger_data, "text"))
