@@ -22,9 +22,13 @@ program ends, every message recorded on the trace has each lone surrogate replac
 (`scrub_surrogates`), so the episode is saved and scored like any other reply.
 
 `SingleReplyHarness` is the default harness of the single-reply text environments: verifiers'
-`null` chat program, in-process, with no tools, so one reply ends the episode. verifiers falls
-back to the `bash` harness (a coding agent with a shell) unless a taskset exports its own;
-``--env.agent.harness.id null`` (or ``bash``) still selects verifiers' process-based ones.
+`null` chat program, in-process, with no tools, so one reply ends the episode. Its model turn
+is requested by `piv_core.chat_request` (the program's request and retries, without the SDK's
+per-call machinery); a reply the program would go on from (one that calls a tool, or a stream
+only the SDK can judge) is handed to the program, whose first ``chat`` returns it (`_ANSWERED`).
+verifiers falls back to the `bash` harness (a coding agent with a shell) unless a taskset
+exports its own; ``--env.agent.harness.id null`` (or ``bash``) still selects verifiers'
+process-based ones.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ import ssl
 import tempfile
 import traceback
 import types
+from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any
 
@@ -91,13 +96,31 @@ def _http_client(*args: Any, verify: Any = True, **kwargs: Any) -> Any:
     return DefaultAsyncHttpxClient(*args, verify=verify, **kwargs)
 
 
+_ANSWERED: ContextVar[list[Any] | None] = ContextVar("piv_answered_turn", default=None)
+"""A model turn already requested for this episode, which the program's first ``chat`` returns."""
+
+
 @lru_cache(maxsize=8)
 def _program(digest: str, source: str) -> dict[str, Any]:
     """The bundled program's namespace, as the script defines it (its entry point not run)."""
     namespace: dict[str, Any] = {"__name__": f"piv_chat_program_{digest[:12]}", "__builtins__": __builtins__}
     exec(compile(source, f"<chat program {digest[:12]}>", "exec"), namespace)
     namespace["DefaultAsyncHttpxClient"] = _http_client
+    if "chat" in namespace:
+        namespace["chat"] = _answering(namespace["chat"])
     return namespace
+
+
+def _answering(chat: Any) -> Any:
+    """The program's ``chat``, returning the episode's already-answered turn (`_ANSWERED`) once."""
+
+    async def answering_chat(*args: Any, **kwargs: Any) -> Any:
+        answered = _ANSWERED.get()
+        if answered:
+            return answered.pop()
+        return await chat(*args, **kwargs)
+
+    return answering_chat
 
 
 def program_namespace(source: str) -> dict[str, Any]:
@@ -116,9 +139,12 @@ async def run_chat_program(
     prompt: Any,
     *,
     tool_interception_url: str | None = None,
+    answered: Any = None,
 ) -> ProgramResult:
     """Run the chat program `source` in this process with the arguments `launch_chat_program`
-    would pass on its command line; its exit as a `ProgramResult`."""
+    would pass on its command line; its exit as a `ProgramResult`. `answered`, when given, is
+    the completion the program's first model call returns without a request (a turn already
+    requested, see `SingleReplyHarness`)."""
     namespace = program_namespace(source)
     args = argparse.Namespace(
         base_url=endpoint,
@@ -146,8 +172,19 @@ async def run_chat_program(
         with os.fdopen(fd, "w") as f:
             json.dump([message_to_wire(m) for m in prompt], f)
     main = types.FunctionType(namespace["main"].__code__, {**namespace, "parse_args": lambda: args})
+    token = _ANSWERED.set(None if answered is None else [answered])
     try:
-        await main()
+        return await program_exit(main(), trace)
+    finally:
+        _ANSWERED.reset(token)
+
+
+async def program_exit(run: Any, trace: Trace) -> ProgramResult:
+    """Await `run` (a chat program's work) and report it as the process would have: exit 0, a
+    ``SystemExit``'s code, or 1 with the traceback as stderr; the trace's messages are then
+    made serializable (`scrub_trace`)."""
+    try:
+        await run
     except SystemExit as exit_:
         code = exit_.code if isinstance(exit_.code, int) else 1
         return ProgramResult(exit_code=code, stdout="", stderr=traceback.format_exc())
@@ -197,5 +234,69 @@ class InProcessNullHarness(NullHarness):
         )
 
 
+def opening_messages(system_prompt: str | None, prompt: Any) -> list[dict]:
+    """The conversation the program opens with: the system prompt, then the task's messages
+    (as the program reads them back from its initial-messages file) or its prompt text."""
+    from verifiers.v1.dialects.chat import message_to_wire
+
+    messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    initial = [] if prompt is None or isinstance(prompt, str) else [message_to_wire(m) for m in prompt]
+    if initial:
+        messages.extend(json.loads(json.dumps(initial)))
+    elif isinstance(prompt, str) and prompt:
+        messages.append({"role": "user", "content": prompt})
+    return messages
+
+
 class SingleReplyHarness(InProcessNullHarness):
-    """verifiers' `null` chat program in-process, under the environment's own id."""
+    """verifiers' `null` chat program in-process, under the environment's own id, its first
+    model turn requested by `piv_core.chat_request` (the same request, read the same way, at a
+    fraction of the SDK's cost). A plain text reply ends the episode there, as the program's
+    loop ends at a reply without tool calls; any other reply (it calls a tool, or its stream
+    is one the SDK must accumulate itself) is handed to the program, which goes on from it.
+    With tool servers configured the program runs whole."""
+
+    async def launch(
+        self,
+        ctx: ModelContext,
+        trace: Trace,
+        runtime: Runtime,
+        endpoint: str,
+        secret: str,
+        mcp_urls: dict[str, str],
+        data: TaskData,
+        tool_interception_url: str | None = None,
+    ) -> ProgramResult:
+        if mcp_urls:
+            return await super().launch(
+                ctx, trace, runtime, endpoint, secret, mcp_urls, data, tool_interception_url
+            )
+        from piv_core.chat_request import request_turn
+
+        system_prompt, prompt = self.resolve_prompt(data)
+        reader = program_namespace(self.program_source())["_read_chat_completion"]
+        turn: list[Any] = []
+
+        async def first_turn() -> None:
+            turn.append(
+                await request_turn(
+                    endpoint, secret, ctx.model, opening_messages(system_prompt, prompt), reader
+                )
+            )
+
+        result = await program_exit(first_turn(), trace)
+        if not turn or turn[0].completion is None:
+            return result
+        return await run_chat_program(
+            self.program_source(),
+            self.config,
+            ctx,
+            trace,
+            endpoint,
+            secret,
+            mcp_urls,
+            system_prompt,
+            prompt,
+            tool_interception_url=tool_interception_url,
+            answered=turn[0].completion,
+        )

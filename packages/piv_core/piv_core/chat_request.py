@@ -1,0 +1,293 @@
+"""One model turn as verifiers' chat program requests it, made without the SDK's per-call machinery.
+
+The bundled chat program asks for each reply with the openai SDK,
+``chat.completions.create(model=..., messages=..., stream=True,
+stream_options={"include_usage": True})``, on a client it builds for the episode, inside a
+tenacity loop that retries reading the stream. In the env server's process that path costs
+milliseconds per episode: a client and a connection per episode, the parameter transform, the
+request options copied per attempt, and a typed object (and a growing snapshot) per streamed
+chunk. `request_turn` sends the same request and reads the same stream with less:
+
+- the body is serialized by the SDK's own serializer (`openapi_dumps`), unchanged by the
+  parameter transform, which leaves plain JSON messages as they are;
+- the headers are the SDK's: ``default_headers`` and ``auth_headers`` of a client configured as
+  the program configures its own (the secret as bearer), with ``x-stainless-retry-count`` set
+  as the SDK sets it on each attempt;
+- a failed attempt is retried, or raised, as the SDK decides (`AsyncOpenAI._should_retry`,
+  ``_calculate_retry_timeout`` and ``_make_status_error_from_response``, called on that
+  client), and a transport failure raises the SDK's ``APITimeoutError`` or
+  ``APIConnectionError``;
+- the stream is decoded by the SDK's ``SSEDecoder``; an event carrying ``error`` raises the
+  SDK's ``APIError``; a stream that ends before every choice has a finish reason raises
+  ``APIConnectionError``, as the program's ``_read_chat_completion`` does;
+- reading the stream is retried as the program retries it: tenacity with the program's stop,
+  wait and retry rule, the later attempts' retry count pinned to the attempt number; a
+  transport failure that outlasts them raises ``SystemExit`` with verifiers' model-transport
+  exit code, as the program exits with it.
+
+One HTTP client per event loop carries every episode's requests (keep-alive to the
+interception server), with the timeouts, limits and redirect rule of the client the program
+builds. A `Turn` keeps the stream's chunks as decoded JSON; `Turn.completion` is the
+SDK's ``ChatCompletion`` from them (the program's own ``_read_chat_completion`` over the SDK's
+chunk objects) for any stream that is not a plain one-choice text reply (`_plain`): a reply
+that calls a tool, which the program then goes on with, or anything the SDK must judge itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import traceback
+import weakref
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import certifi
+import httpx
+from openai import APIConnectionError, APIError, APITimeoutError, AsyncOpenAI
+from openai._models import FinalRequestOptions
+from openai._streaming import SSEDecoder
+from openai._utils._json import openapi_dumps
+from openai.types.chat import ChatCompletionChunk
+from tenacity import (
+    AsyncRetrying,
+    before_sleep_log,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_random_exponential,
+)
+
+logger = logging.getLogger(__name__)
+
+TIMEOUT = httpx.Timeout(None, connect=5.0)
+"""The program's model-client timeout without ``--bash``: no read limit, five seconds to connect."""
+LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
+"""The connection limits of the SDK's default HTTP client, which the program uses."""
+PATH = "chat/completions"
+MODEL_TRANSPORT_ERROR_EXIT_CODE = 97
+"""verifiers' exit code for a chat program whose model connection failed."""
+
+
+@dataclass
+class Turn:
+    """One streamed reply: its chunks as decoded JSON and, where the program needs it, the SDK's
+    ``ChatCompletion`` built from them (`completion`; None for a plain reply, see `_plain`)."""
+
+    chunks: list[Any]
+    completion: Any = None
+
+
+class _Replayed:
+    """The SDK's stream of chunk objects, replayed from a finished read."""
+
+    def __init__(self, chunks: list[Any], response: httpx.Response) -> None:
+        self._chunks, self.response = chunks, response
+
+    async def __aiter__(self) -> AsyncIterator[Any]:
+        for chunk in self._chunks:
+            yield chunk
+
+    async def close(self) -> None:
+        await self.response.aclose()
+
+
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+@lru_cache(maxsize=1)
+def _verify() -> Any:
+    """The TLS context for the CA bundle the program passes (``certifi.where()``), built once."""
+    import ssl
+
+    return ssl.create_default_context(cafile=certifi.where())
+
+
+def _http_client() -> httpx.AsyncClient:
+    """This event loop's HTTP client for model requests (built on first use)."""
+    loop = asyncio.get_running_loop()
+    client = _clients.get(loop)
+    if client is None or client.is_closed:
+        client = httpx.AsyncClient(timeout=TIMEOUT, limits=LIMITS, follow_redirects=True, verify=_verify())
+        _clients[loop] = client
+    return client
+
+
+@lru_cache(maxsize=64)
+def _sdk(base_url: str) -> AsyncOpenAI:
+    """A client configured as the program configures its own, for the SDK's headers and rules;
+    it never sends a request."""
+    return AsyncOpenAI(
+        base_url=base_url, api_key="-", timeout=TIMEOUT, http_client=httpx.AsyncClient(verify=_verify())
+    )
+
+
+@lru_cache(maxsize=1)
+def _retry_options() -> FinalRequestOptions:
+    return FinalRequestOptions.construct(method="post", url=f"/{PATH}")
+
+
+def request_headers(sdk: AsyncOpenAI, retry_count: str | None, retries_taken: int) -> dict[str, str]:
+    """The headers the SDK sends on attempt `retries_taken` of a request (`retry_count` pins
+    ``x-stainless-retry-count``, as the program's later stream attempts do)."""
+    headers = {k: v for k, v in {**sdk.auth_headers, **sdk.default_headers}.items() if isinstance(v, str)}
+    headers["x-stainless-retry-count"] = retry_count if retry_count is not None else str(retries_taken)
+    read = sdk.timeout.read if isinstance(sdk.timeout, httpx.Timeout) else sdk.timeout
+    if read is not None:
+        headers["x-stainless-read-timeout"] = str(read)
+    return headers
+
+
+def chat_body(model: str, messages: list[dict]) -> dict[str, Any]:
+    """What ``chat.completions.create`` sends for the program's call (no tools offered)."""
+    return {"messages": messages, "model": model, "stream": True, "stream_options": {"include_usage": True}}
+
+
+async def _send(sdk: AsyncOpenAI, content: bytes, retry_count: str | None) -> httpx.Response:
+    """The SDK's request loop for one ``create`` call: the streamed response, once it is a success."""
+    http = _http_client()
+    url = sdk.base_url.copy_with(raw_path=sdk.base_url.raw_path + PATH.encode())
+    extensions = {"sni_hostname": url.host.replace("_", "-")} if "_" in url.host else None
+    max_retries = sdk.max_retries
+    for retries_taken in range(max_retries + 1):
+        remaining = max_retries - retries_taken
+        request = http.build_request(
+            "POST",
+            url,
+            content=content,
+            headers=request_headers(sdk, retry_count, retries_taken),
+            extensions=extensions,
+        )
+        try:
+            response = await http.send(request, stream=True)
+        except httpx.TimeoutException as error:
+            if remaining > 0:
+                await _backoff(sdk, remaining, None)
+                continue
+            raise APITimeoutError(request=request) from error
+        except Exception as error:
+            if remaining > 0:
+                await _backoff(sdk, remaining, None)
+                continue
+            raise APIConnectionError(request=request) from error
+        if response.is_success:
+            return response
+        if remaining > 0 and sdk._should_retry(response):
+            await response.aclose()
+            await _backoff(sdk, remaining, response.headers)
+            continue
+        await response.aread()
+        raise sdk._make_status_error_from_response(response) from None
+    raise RuntimeError("the request loop ended without a response")
+
+
+async def _backoff(sdk: AsyncOpenAI, remaining: int, headers: httpx.Headers | None) -> None:
+    await asyncio.sleep(sdk._calculate_retry_timeout(remaining, _retry_options(), headers))
+
+
+async def _read(response: httpx.Response) -> list[Any]:
+    """The stream's chunks as the SDK's ``AsyncStream`` yields them for ``cast_to=object``."""
+    chunks: list[Any] = []
+    done = False
+    try:
+        async for sse in SSEDecoder().aiter_bytes(response.aiter_bytes()):
+            # What follows ``[DONE]`` is read but ignored, as the SDK ignores it, so the
+            # connection is left whole for the next request.
+            done = done or sse.data.startswith("[DONE]")
+            if done:
+                continue
+            data = sse.json()
+            if sse.event and sse.event.startswith("thread."):
+                chunks.append({"data": data, "event": sse.event})
+                continue
+            if isinstance(data, Mapping) and data.get("error"):
+                error = data.get("error")
+                message = error.get("message") if isinstance(error, Mapping) else None
+                if not message or not isinstance(message, str):
+                    message = "An error occurred during streaming"
+                raise APIError(message=message, request=response.request, body=data["error"])
+            chunks.append(data)
+    finally:
+        await response.aclose()
+    return chunks
+
+
+def _plain(chunks: list[Any]) -> bool:
+    """Whether every chunk is the plain shape of a one-choice reply without tool calls: a
+    ``choices`` list of at most one choice, at index 0, whose delta holds only text (or None)
+    and whose finish reason is text or None. For such a stream the SDK's accumulation cannot
+    fail and its outcome is `_finished`; any other stream is accumulated by the SDK itself."""
+    for chunk in chunks:
+        choices = chunk.get("choices") if isinstance(chunk, dict) else None
+        if not isinstance(choices, list) or len(choices) > 1:
+            return False
+        for choice in choices:
+            if not isinstance(choice, dict) or type(choice.get("index")) is not int or choice["index"] != 0:
+                return False
+            delta = choice.get("delta")
+            if not isinstance(delta, dict) or not all(
+                v is None or isinstance(v, str) for v in delta.values()
+            ):
+                return False
+            if not (choice.get("finish_reason") is None or isinstance(choice["finish_reason"], str)):
+                return False
+    return True
+
+
+def _finished(chunks: list[Any]) -> bool:
+    """For a `_plain` stream: whether the program's reader accepts it, i.e. the SDK's snapshot
+    has its choice and that choice a finish reason. A choice's first chunk sets the reason as
+    sent (an empty string included); a later chunk sets it only when it is not empty."""
+    if not chunks:
+        return False
+    seen, reason = False, None
+    for chunk in chunks:
+        for choice in chunk["choices"]:
+            if not seen:
+                seen, reason = True, choice.get("finish_reason")
+            elif choice.get("finish_reason"):
+                reason = choice["finish_reason"]
+    return seen and reason is not None
+
+
+async def _turn(response: httpx.Response, sdk: AsyncOpenAI, read_chat_completion: Callable) -> Turn:
+    """The turn `response` streams, checked as the program's ``_read_chat_completion`` checks it."""
+    chunks = await _read(response)
+    if _plain(chunks):
+        if not _finished(chunks):
+            raise APIConnectionError(
+                message="Model stream ended before a completion finished", request=response.request
+            )
+        return Turn(chunks)
+    objects = [
+        sdk._process_response_data(data=c, cast_to=ChatCompletionChunk, response=response) for c in chunks
+    ]
+    return Turn(chunks, await read_chat_completion(_Replayed(objects, response)))
+
+
+async def request_turn(
+    base_url: str, secret: str, model: str, messages: list[dict], read_chat_completion: Callable
+) -> Turn:
+    """One model turn for `messages`, requested and read as the chat program's ``chat`` does;
+    `read_chat_completion` is the program's own reader, for streams that are not plain."""
+    sdk = _sdk(base_url).with_options(api_key=secret)
+    content = openapi_dumps(chat_body(model, messages))
+    try:
+        async for attempt in AsyncRetrying(
+            retry=retry_if_exception_type((APIConnectionError, httpx.TransportError)),
+            stop=stop_after_attempt(sdk.max_retries + 1),
+            wait=wait_random_exponential(multiplier=0.5, max=8.0),
+            before_sleep=before_sleep_log(logger, logging.WARNING),
+            reraise=True,
+        ):
+            number = attempt.retry_state.attempt_number - 1
+            response = await _send(sdk, content, str(number) if number else None)
+            with attempt:
+                return await _turn(response, sdk, read_chat_completion)
+    except (APIConnectionError, httpx.TransportError) as error:
+        traceback.print_exc()
+        raise SystemExit(MODEL_TRANSPORT_ERROR_EXIT_CODE) from error
+    raise RuntimeError("tenacity ended without a result")
