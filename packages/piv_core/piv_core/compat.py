@@ -26,10 +26,6 @@ from importlib.metadata import version
 
 import verifiers.v1 as vf
 
-from piv_core.speedups import cache_factory_signatures
-
-cache_factory_signatures()  # every environment imports this module, on either verifiers
-
 SUPPORTED = ">=0.3.1.dev62,<0.5"
 """The verifiers range the text environments and piv-core declare."""
 

@@ -8,8 +8,8 @@ trace that way (seven such fields), so a single-reply episode spent about 4 ms o
 environment overhead there, and a multi-turn episode tens of milliseconds.
 
 `cache_factory_signatures` memoises that pure function of the factory (keyed by the factory
-object, bounded). It is applied once, when `piv_core.compat` is imported (every environment
-does, on either verifiers), only where the pydantic function exists under the name measured;
+object, bounded). It is applied once, when `piv_core` is imported (every environment does,
+on either verifiers), only where the pydantic function exists under the name measured;
 otherwise nothing changes.
 """
 

@@ -34,8 +34,32 @@ def test_models_built_with_defaults_are_unchanged():
     assert Model().echo == [1]
 
 
-def test_applied_by_the_compat_module_and_idempotent():
-    import piv_core.compat  # noqa: F401
-
+def test_idempotent():
     assert hasattr(_fields.takes_validated_data_argument, "cache_info")
     assert cache_factory_signatures() is True
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "piv_core",
+        "au_bas_reconciliation_v1",
+        "us_sut_reconciliation_v1",
+        "geo_reprojection_v1",
+        "beancount_ledger",
+    ],
+)
+def test_in_place_once_an_environment_is_imported(module):
+    """An env server imports only the environment's module; the cache must be on from there."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(f"{module} is not installed")
+    check = (
+        f"import {module}\n"
+        "from pydantic._internal import _fields\n"
+        "raise SystemExit(0 if hasattr(_fields.takes_validated_data_argument, 'cache_info') else 3)\n"
+    )
+    assert subprocess.run([sys.executable, "-c", check], timeout=120).returncode == 0
