@@ -219,6 +219,20 @@ class InProcessNullHarness(NullHarness):
         data: TaskData,
         tool_interception_url: str | None = None,
     ) -> ProgramResult:
+        return await self.run_program(ctx, trace, endpoint, secret, mcp_urls, data, tool_interception_url)
+
+    async def run_program(
+        self,
+        ctx: ModelContext,
+        trace: Trace,
+        endpoint: str,
+        secret: str,
+        mcp_urls: dict[str, str],
+        data: TaskData,
+        tool_interception_url: str | None,
+        answered: Any = None,
+    ) -> ProgramResult:
+        """The episode's chat program, in-process (`run_chat_program`, `answered` passed on)."""
         system_prompt, prompt = self.resolve_prompt(data)
         return await run_chat_program(
             self.program_source(),
@@ -231,6 +245,7 @@ class InProcessNullHarness(NullHarness):
             system_prompt,
             prompt,
             tool_interception_url=tool_interception_url,
+            answered=answered,
         )
 
 
@@ -268,9 +283,7 @@ class SingleReplyHarness(InProcessNullHarness):
         tool_interception_url: str | None = None,
     ) -> ProgramResult:
         if mcp_urls:
-            return await super().launch(
-                ctx, trace, runtime, endpoint, secret, mcp_urls, data, tool_interception_url
-            )
+            return await self.run_program(ctx, trace, endpoint, secret, mcp_urls, data, tool_interception_url)
         from piv_core.chat_request import request_turn
 
         system_prompt, prompt = self.resolve_prompt(data)
@@ -278,25 +291,12 @@ class SingleReplyHarness(InProcessNullHarness):
         turn: list[Any] = []
 
         async def first_turn() -> None:
-            turn.append(
-                await request_turn(
-                    endpoint, secret, ctx.model, opening_messages(system_prompt, prompt), reader
-                )
-            )
+            messages = opening_messages(system_prompt, prompt)
+            turn.append(await request_turn(endpoint, secret, ctx.model, messages, reader))
 
         result = await program_exit(first_turn(), trace)
         if not turn or turn[0].completion is None:
             return result
-        return await run_chat_program(
-            self.program_source(),
-            self.config,
-            ctx,
-            trace,
-            endpoint,
-            secret,
-            mcp_urls,
-            system_prompt,
-            prompt,
-            tool_interception_url=tool_interception_url,
-            answered=turn[0].completion,
+        return await self.run_program(
+            ctx, trace, endpoint, secret, mcp_urls, data, tool_interception_url, answered=turn[0].completion
         )

@@ -261,3 +261,27 @@ def test_opening_messages_read_task_messages_as_the_program_does():
     assert opening_messages(None, "") == [] and opening_messages("", "x") == [
         {"role": "user", "content": "x"}
     ]
+
+
+def test_with_tool_servers_the_program_runs_whole(monkeypatch):
+    """Tools configured for a single-reply task: nothing is requested ahead of the program."""
+    from verifiers.v1.runtimes import ProgramResult
+
+    def no_request(*args, **kwargs):
+        raise AssertionError("requested ahead of the program")
+
+    calls = []
+
+    async def run_program(self, ctx, trace, endpoint, secret, mcp_urls, data, url, answered=None):
+        calls.append((mcp_urls, answered))
+        return ProgramResult(exit_code=0, stdout="", stderr="")
+
+    monkeypatch.setattr(chat_request, "request_turn", no_request)
+    monkeypatch.setattr(SingleReplyHarness, "run_program", run_program)
+    harness = SingleReplyHarness(NullHarnessConfig())
+    trace = SimpleNamespace(nodes=[], id="t")
+    servers = {"tools": "http://127.0.0.1:1/mcp"}
+    result = asyncio.run(
+        harness.launch(SimpleNamespace(model="m"), trace, None, "http://x/v1", "k", servers, DATA)
+    )
+    assert result.exit_code == 0 and calls == [(servers, None)]
