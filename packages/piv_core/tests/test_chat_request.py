@@ -84,6 +84,27 @@ RESPONSES = {
             [_choice({}, "tool_calls")],
         ),
     ),
+    # The interception's framing of a generated turn (training): one chunk with the whole message.
+    "framed": (
+        "sse",
+        [
+            {
+                **CHUNK,
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {
+                            "role": "assistant",
+                            "content": "<answer>2</answer>",
+                            "reasoning_content": "r",
+                        },
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
+            }
+        ],
+    ),
     "two_choices": (
         "sse",
         _events(
@@ -224,9 +245,12 @@ def test_the_harness_turn_is_the_programs(served, script):
     assert harness_end == program_end
 
 
-def test_a_plain_reply_needs_no_sdk_objects(served):
-    """The common case stays cheap: a plain reply is judged from its JSON, no completion built."""
+@pytest.mark.parametrize("reply", ["reply", "reasoned", "framed"])
+def test_a_plain_reply_needs_no_sdk_objects(served, reply):
+    """The common cases stay cheap: a streamed or a framed (training) text reply is judged from
+    its JSON, no completion built."""
     endpoint, _ = served
+    endpoint.script = [reply]
 
     async def turn():
         runner, base_url = await _serve(endpoint)
@@ -237,10 +261,7 @@ def test_a_plain_reply_needs_no_sdk_objects(served):
             await runner.cleanup()
 
     result = asyncio.run(turn())
-    assert (
-        result.completion is None
-        and result.chunks[0]["choices"][0]["delta"]["content"] == "<answer>1</answer>"
-    )
+    assert result.completion is None and result.chunks[0]["choices"][0]["delta"]["role"] == "assistant"
     body = json.loads(endpoint.seen[0][0])
     assert body == {
         "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "task"}],
