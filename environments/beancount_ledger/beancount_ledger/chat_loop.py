@@ -12,7 +12,9 @@ transcript in the episode's channel, so the harness can record what the model wa
 
 Two of the bundled program's per-episode costs are removed here without changing a byte on the
 wire: `capped_chat` posts the request body as built (the SDK's request-parameter transform walks
-every message of the growing transcript, and leaves plain JSON messages unchanged), and
+every message of the growing transcript, and leaves plain JSON messages unchanged) through
+`piv_core.chat_request.sdk_completion` (the SDK's request, headers and retry rule, from one pooled
+connection per event loop instead of a client per episode), and
 `mcp_client` builds its HTTP client with one TLS context per process instead of parsing the CA
 bundle again for every episode's connection to the tool server.
 
@@ -102,18 +104,12 @@ def chat_body(model, messages, tools, max_tokens) -> dict:
 
 
 async def capped_chat(client, model, messages, tools, max_tokens):
-    """One streamed completion with ``max_tokens`` set, its body posted as built."""
-    from openai import AsyncStream
-    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+    """One streamed completion with ``max_tokens`` set: the request the SDK's ``client.post`` makes
+    for this body, retried and failed by the SDK's rule, and its stream read by the program's
+    ``_read_chat_completion``, without the SDK's per-request machinery (`piv_core.chat_request`)."""
+    from piv_core.chat_request import sdk_completion
 
-    raw_stream = await client.post(
-        "/chat/completions",
-        body=chat_body(model, messages, tools, max_tokens),
-        cast_to=ChatCompletion,
-        stream=True,
-        stream_cls=AsyncStream[ChatCompletionChunk],
-    )
-    return await _read_chat_completion(raw_stream)
+    return await sdk_completion(client, chat_body(model, messages, tools, max_tokens), _read_chat_completion)
 
 
 @lru_cache(maxsize=1)

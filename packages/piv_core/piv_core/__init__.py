@@ -11,6 +11,7 @@
 - `ladder`            difficulty ladders: a ``level`` knob as a rung of other knobs;
 - `prompt_size`       the prompt budget that bounds size knobs;
 - `harness`           the in-process harnesses (single reply, and the chat program beneath them);
+- `chat_request`      a model turn as that chat program requests it, without the SDK's per-call cost;
 - `speedups`          behaviour-preserving fixes for dependencies' measured hot paths, applied when
                       the package is imported;
 - `compat`            what differs between the verifiers versions supported (0.3.1 and 0.4);

@@ -80,14 +80,19 @@ class Turn:
 
 
 class _Replayed:
-    """The SDK's stream of chunk objects, replayed from a finished read."""
+    """The SDK's ``AsyncStream[ChatCompletionChunk]`` over a finished read: the chunk objects the
+    SDK would have yielded, in order, then the error the SDK would have raised there, if any."""
 
-    def __init__(self, chunks: list[Any], response: httpx.Response) -> None:
-        self._chunks, self.response = chunks, response
+    def __init__(self, sdk: AsyncOpenAI, chunks: list[Any], error: BaseException | None, response) -> None:
+        self._sdk, self._chunks, self._error, self.response = sdk, chunks, error, response
 
     async def __aiter__(self) -> AsyncIterator[Any]:
         for chunk in self._chunks:
-            yield chunk
+            yield self._sdk._process_response_data(
+                data=chunk, cast_to=ChatCompletionChunk, response=self.response
+            )
+        if self._error is not None:
+            raise self._error
 
     async def close(self) -> None:
         await self.response.aclose()
@@ -188,31 +193,52 @@ async def _backoff(sdk: AsyncOpenAI, remaining: int, headers: httpx.Headers | No
     await asyncio.sleep(sdk._calculate_retry_timeout(remaining, _retry_options(), headers))
 
 
-async def _read(response: httpx.Response) -> list[Any]:
-    """The stream's chunks as the SDK's ``AsyncStream`` yields them for ``cast_to=object``."""
+DRAIN_BYTES = 1 << 16
+"""What is read past ``[DONE]`` (and ignored, as the SDK ignores it) so the connection can be reused."""
+
+
+async def _read(response: httpx.Response) -> tuple[list[Any], BaseException | None]:
+    """The stream's chunks as the SDK's ``AsyncStream`` yields them for ``cast_to=object``, and
+    the error it would raise after them (an error event, undecodable data, a failed read), if any."""
     chunks: list[Any] = []
-    done = False
+    error: BaseException | None = None
+    received = response.aiter_bytes()
     try:
-        async for sse in SSEDecoder().aiter_bytes(response.aiter_bytes()):
-            # What follows ``[DONE]`` is read but ignored, as the SDK ignores it, so the
-            # connection is left whole for the next request.
-            done = done or sse.data.startswith("[DONE]")
-            if done:
-                continue
+        async for sse in SSEDecoder().aiter_bytes(received):
+            if sse.data.startswith("[DONE]"):
+                break
             data = sse.json()
             if sse.event and sse.event.startswith("thread."):
                 chunks.append({"data": data, "event": sse.event})
                 continue
             if isinstance(data, Mapping) and data.get("error"):
-                error = data.get("error")
-                message = error.get("message") if isinstance(error, Mapping) else None
+                body = data.get("error")
+                message = body.get("message") if isinstance(body, Mapping) else None
                 if not message or not isinstance(message, str):
                     message = "An error occurred during streaming"
                 raise APIError(message=message, request=response.request, body=data["error"])
             chunks.append(data)
+        else:
+            return chunks, None
+        await _drain(received)
+    except Exception as failure:
+        error = failure
     finally:
         await response.aclose()
-    return chunks
+    return chunks, error
+
+
+async def _drain(received: AsyncIterator[bytes]) -> None:
+    """Read what is left of a response past ``[DONE]`` (at most `DRAIN_BYTES`), ignoring any
+    failure: the turn is complete, only the connection's reuse is at stake."""
+    read = 0
+    try:
+        async for data in received:
+            read += len(data)
+            if read > DRAIN_BYTES:
+                return
+    except Exception:
+        return
 
 
 def _plain(chunks: list[Any]) -> bool:
@@ -255,17 +281,26 @@ def _finished(chunks: list[Any]) -> bool:
 
 async def _turn(response: httpx.Response, sdk: AsyncOpenAI, read_chat_completion: Callable) -> Turn:
     """The turn `response` streams, checked as the program's ``_read_chat_completion`` checks it."""
-    chunks = await _read(response)
+    chunks, error = await _read(response)
     if _plain(chunks):
+        if error is not None:
+            raise error
         if not _finished(chunks):
             raise APIConnectionError(
                 message="Model stream ended before a completion finished", request=response.request
             )
         return Turn(chunks)
-    objects = [
-        sdk._process_response_data(data=c, cast_to=ChatCompletionChunk, response=response) for c in chunks
-    ]
-    return Turn(chunks, await read_chat_completion(_Replayed(objects, response)))
+    return Turn(chunks, await read_chat_completion(_Replayed(sdk, chunks, error, response)))
+
+
+async def sdk_completion(sdk: AsyncOpenAI, body: dict[str, Any], read_chat_completion: Callable) -> Any:
+    """The ``ChatCompletion`` that ``sdk.post("/chat/completions", body=body, stream=True,
+    stream_cls=AsyncStream[ChatCompletionChunk])`` read by `read_chat_completion` (a program's
+    ``_read_chat_completion``) gives, made as `request_turn` makes its request; the stream is
+    read once, not retried."""
+    response = await _send(sdk, openapi_dumps(body), None)
+    chunks, error = await _read(response)
+    return await read_chat_completion(_Replayed(sdk, chunks, error, response))
 
 
 async def request_turn(

@@ -116,6 +116,19 @@ RESPONSES = {
     "nothing": ("sse", []),
     "error_event": ("raw", b'data: {"error": {"message": "upstream broke"}}\n\n'),
     "bad_json": ("raw", b"data: {not json\n\n"),
+    # The program's reader fails on the first chunk, before the error event after it arrives.
+    "odd_then_error": (
+        "raw",
+        b'data: {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m", '
+        b'"choices": [{"index": 0, "delta": null}]}\n\n'
+        b'data: {"error": {"message": "upstream broke"}}\n\n',
+    ),
+    "text_then_error": (
+        "raw",
+        b'data: {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m", '
+        b'"choices": [{"index": 0, "delta": {"content": "par"}}]}\n\n'
+        b'data: {"error": {"message": "upstream broke"}}\n\n',
+    ),
     "400": ("status", 400, {}, {"error": {"message": "rollout stopped: turn_limit"}}),
     "401": ("status", 401, {}, {"error": {"message": "unauthorized"}}),
     "409": ("status", 409, {}, {"error": {"message": "rollout concluded"}}),
