@@ -91,23 +91,11 @@ def assistant_turn(message, replay_reasoning: bool) -> dict:
     return without_surrogates(turn)
 
 
-def chat_body(model, messages, tools, max_tokens) -> dict:
-    """The request body the SDK's ``chat.completions.create`` would send for these arguments."""
-    return {
-        "messages": messages,
-        "model": model,
-        "max_tokens": max_tokens,
-        "stream": True,
-        "stream_options": {"include_usage": True},
-        "tools": tools,
-    }
-
-
 async def capped_chat(client, model, messages, tools, max_tokens):
     """One streamed completion with ``max_tokens`` set: the request the SDK's ``client.post`` makes
     for this body, retried and failed by the SDK's rule, and its stream read by the program's
     ``_read_chat_completion``, without the SDK's per-request machinery (`piv_core.chat_request`)."""
-    from piv_core.chat_request import sdk_completion
+    from piv_core.chat_request import chat_body, sdk_completion
 
     return await sdk_completion(client, chat_body(model, messages, tools, max_tokens), _read_chat_completion)
 

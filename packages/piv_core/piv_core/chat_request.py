@@ -146,9 +146,18 @@ def request_headers(sdk: AsyncOpenAI, retry_count: str | None, retries_taken: in
     return headers
 
 
-def chat_body(model: str, messages: list[dict]) -> dict[str, Any]:
-    """What ``chat.completions.create`` sends for the program's call (no tools offered)."""
-    return {"messages": messages, "model": model, "stream": True, "stream_options": {"include_usage": True}}
+def chat_body(
+    model: str, messages: list[dict], tools: list[dict] | None = None, max_tokens: int | None = None
+) -> dict[str, Any]:
+    """What ``chat.completions.create(model=..., messages=..., stream=True, stream_options=
+    {"include_usage": True})`` sends, with `tools` and `max_tokens` where given, in its key order."""
+    body: dict[str, Any] = {"messages": messages, "model": model}
+    if max_tokens is not None:
+        body["max_tokens"] = max_tokens
+    body |= {"stream": True, "stream_options": {"include_usage": True}}
+    if tools is not None:
+        body["tools"] = tools
+    return body
 
 
 async def _send(sdk: AsyncOpenAI, content: bytes, retry_count: str | None) -> httpx.Response:

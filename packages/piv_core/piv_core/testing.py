@@ -64,18 +64,7 @@ def run_baseline_eval(
 
     name = f"{env_id}--{policy}"
     code, output = run_command(
-        command,
-        env_id,
-        "--model",
-        f"baseline/{policy}",
-        "-n",
-        str(num_tasks),
-        "--no-rich",
-        "-o",
-        output_dir,
-        "--run.name",
-        name,
-        *args,
+        command, *_eval_args(env_id, f"baseline/{policy}", num_tasks, output_dir, name), *args
     )
     try:
         run = read_eval_run(f"{output_dir}/{name}")
@@ -93,22 +82,13 @@ def run_policy_eval(
     from piv_core.endpoint import running_endpoint
 
     with running_endpoint({name: policy}) as base_url:
-        return run_command(
-            "eval",
-            env_id,
-            "--model",
-            name,
-            "--client.base-url",
-            base_url,
-            "-n",
-            str(num_tasks),
-            "--no-rich",
-            "-o",
-            output_dir,
-            "--run.name",
-            name,
-            *args,
-        )
+        eval_args = _eval_args(env_id, name, num_tasks, output_dir, name)
+        return run_command("eval", *eval_args, "--client.base-url", base_url, *args)
+
+
+def _eval_args(env_id: str, model: str, num_tasks: int, output_dir: str, name: str) -> list[str]:
+    """An eval command's arguments for `num_tasks` tasks of `env_id` by `model`, into ``output_dir/name``."""
+    return [env_id, "--model", model, "-n", str(num_tasks), "--no-rich", "-o", output_dir, "--run.name", name]
 
 
 class ReportMarks(HTMLParser):
