@@ -251,12 +251,15 @@ async def _drain(received: AsyncIterator[bytes]) -> None:
 
 
 def _plain(chunks: list[Any]) -> bool:
-    """Whether every chunk is the plain shape of a one-choice reply without tool calls: a
+    """Whether every chunk is the plain shape of a one-choice reply without tool calls: marked
+    ``"object": "chat.completion.chunk"`` (the SDK's reader skips any other chunk), with a
     ``choices`` list of at most one choice, at index 0, whose delta holds only text (or None)
     and whose finish reason is text or None. For such a stream the SDK's accumulation cannot
     fail and its outcome is `_finished`; any other stream is accumulated by the SDK itself."""
     for chunk in chunks:
-        choices = chunk.get("choices") if isinstance(chunk, dict) else None
+        if not isinstance(chunk, dict) or chunk.get("object") != "chat.completion.chunk":
+            return False
+        choices = chunk.get("choices")
         if not isinstance(choices, list) or len(choices) > 1:
             return False
         for choice in choices:

@@ -112,6 +112,28 @@ RESPONSES = {
         ),
     ),
     "list_content": ("sse", _events([_choice({"role": "assistant", "content": ["odd"]}, "stop")])),
+    # What a hostile model can make of a reply: thousands of chunks, one huge chunk, JSON nested
+    # past any parser's depth, a lone surrogate escape.
+    "many_chunks": (
+        "sse",
+        _events(
+            [_choice({"role": "assistant", "content": ""})],
+            *([_choice({"content": "x"})] for _ in range(2000)),
+            [_choice({}, "stop")],
+        ),
+    ),
+    "huge_chunk": ("sse", _events([_choice({"role": "assistant", "content": "y" * 1_000_000}, "stop")])),
+    "deep_json": ("raw", b"data: " + b"[" * 100_000 + b"]" * 100_000 + b"\n\n"),
+    "surrogate": (
+        "raw",
+        b'data: {"object": "chat.completion.chunk", "choices": '
+        b'[{"index": 0, "delta": {"content": "\\ud800"}, "finish_reason": "stop"}]}\n\n',
+    ),
+    # A chunk the SDK's reader skips: not marked as a chat completion chunk.
+    "unmarked": (
+        "raw",
+        b'data: {"choices": [{"index": 0, "delta": {"content": "a"}, "finish_reason": "stop"}]}\n\n',
+    ),
     "cut": ("sse", _events([_choice({"role": "assistant", "content": "half"})], usage=False)),
     "nothing": ("sse", []),
     "error_event": ("raw", b'data: {"error": {"message": "upstream broke"}}\n\n'),
