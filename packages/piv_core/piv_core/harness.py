@@ -100,17 +100,6 @@ _ANSWERED: ContextVar[list[Any] | None] = ContextVar("piv_answered_turn", defaul
 """A model turn already requested for this episode, which the program's first ``chat`` returns."""
 
 
-@lru_cache(maxsize=8)
-def _program(digest: str, source: str) -> dict[str, Any]:
-    """The bundled program's namespace, as the script defines it (its entry point not run)."""
-    namespace: dict[str, Any] = {"__name__": f"piv_chat_program_{digest[:12]}", "__builtins__": __builtins__}
-    exec(compile(source, f"<chat program {digest[:12]}>", "exec"), namespace)
-    namespace["DefaultAsyncHttpxClient"] = _http_client
-    if "chat" in namespace:
-        namespace["chat"] = _answering(namespace["chat"])
-    return namespace
-
-
 def _answering(chat: Any) -> Any:
     """The program's ``chat``, returning the episode's already-answered turn (`_ANSWERED`) once."""
 
@@ -123,8 +112,17 @@ def _answering(chat: Any) -> Any:
     return answering_chat
 
 
+@lru_cache(maxsize=8)
 def program_namespace(source: str) -> dict[str, Any]:
-    return _program(hashlib.sha256(source.encode()).hexdigest(), source)
+    """The namespace of program `source` as the script defines it (its entry point not run),
+    built once per source; every episode looks it up by the source itself."""
+    digest = hashlib.sha256(source.encode()).hexdigest()[:12]
+    namespace: dict[str, Any] = {"__name__": f"piv_chat_program_{digest}", "__builtins__": __builtins__}
+    exec(compile(source, f"<chat program {digest}>", "exec"), namespace)
+    namespace["DefaultAsyncHttpxClient"] = _http_client
+    if "chat" in namespace:
+        namespace["chat"] = _answering(namespace["chat"])
+    return namespace
 
 
 async def run_chat_program(
