@@ -12,8 +12,6 @@
 - `prompt_size`       the prompt budget that bounds size knobs;
 - `harness`           the in-process harnesses (single reply, and the chat program beneath them);
 - `chat_request`      a model turn as that chat program requests it, without the SDK's per-call cost;
-- `speedups`          behaviour-preserving fixes for dependencies' measured hot paths, applied when
-                      the package is imported;
 - `compat`            what differs between the verifiers versions supported (0.3.1 and 0.4);
 - `endpoint`          the OpenAI-compatible baseline endpoint serving every installed environment's
                       policies, ``noisy-<p>`` included;
@@ -31,9 +29,6 @@ from piv_core.answer import json_answer, last_answer_block
 from piv_core.audit import PairScores, pair_scores
 from piv_core.money import format_cents, parse_cents
 from piv_core.rng import task_rng
-from piv_core.speedups import cache_factory_signatures
-
-cache_factory_signatures()  # every environment imports piv_core; its episodes run in this process
 
 __all__ = [
     "PairScores",
