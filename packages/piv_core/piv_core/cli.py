@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from piv_core.endpoint import MODEL_PREFIX, running_endpoint, serving
+from piv_core.run_files import RunFileError, describe
 from piv_core.runs import read_eval_run, read_validate_run
 
 BASELINE_KEY_VAR = "PIV_BASELINE_API_KEY"
@@ -132,6 +133,8 @@ def eval_main(argv: list[str] | None = None) -> None:
         run = read_eval_run(path)
     except FileNotFoundError:
         raise SystemExit(f"eval: {path} has no traces.jsonl; the run wrote nothing") from None
+    except RunFileError as error:
+        raise SystemExit(f"eval: the run's traces cannot be read: {error}") from None
     print(f"\neval: {run.one_line()} -> {path}")
     if run.failed or not run.completed:
         raise SystemExit(1)
@@ -150,7 +153,10 @@ def validate_main(argv: list[str] | None = None) -> None:
     if not _flag_given(argv, "--run.name"):
         argv += ["--run.name", config.run.name]
     vf_validate(argv)
-    run = read_validate_run(output_path(config))
+    try:
+        run = read_validate_run(output_path(config))
+    except (OSError, RunFileError) as error:
+        raise SystemExit(f"validate: the run's summary cannot be read: {describe(error)}") from None
     print(f"\nvalidate: {run.one_line()} -> {run.path}")
     if not run.ok:
         raise SystemExit(1)
@@ -182,17 +188,20 @@ def summarize_main(argv: list[str] | None = None) -> None:
         "a paired comparison when two runs are given, and every rollout's answer against its key",
     )
     args = parser.parse_args(argv)
-    runs = [read_eval_run(path) for path in args.runs]
-    print(render_table(runs))
-    if args.by:
-        print(f"\nby {args.by}:\n")
-        print(render_groups(runs, args.by, args.median, args.where))
-    if not args.no_png:
-        png = args.png or args.runs[0].parent / "summary.png"
-        write_chart(runs, png)
-        print(f"\nchart: {png}")
-    if args.html:
-        from piv_core.report import write_html
+    try:
+        runs = [read_eval_run(path) for path in args.runs]
+        print(render_table(runs))
+        if args.by:
+            print(f"\nby {args.by}:\n")
+            print(render_groups(runs, args.by, args.median, args.where))
+        if not args.no_png:
+            png = args.png or args.runs[0].parent / "summary.png"
+            write_chart(runs, png)
+            print(f"\nchart: {png}")
+        if args.html:
+            from piv_core.report import write_html
 
-        write_html(runs, args.html)
-        print(f"\nreport: {args.html}")
+            write_html(runs, args.html)
+            print(f"\nreport: {args.html}")
+    except (OSError, RunFileError) as error:
+        parser.exit(2, f"summarize: {describe(error)}\n")

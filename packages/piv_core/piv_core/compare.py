@@ -31,6 +31,7 @@ from fractions import Fraction
 from math import comb
 from pathlib import Path
 
+from piv_core.run_files import describe
 from piv_core.runs import EvalRun, completion_tokens, natural_key, read_eval_run, task_key, trace_total
 
 RESAMPLES = 10_000
@@ -296,8 +297,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     try:
         comparison = compare(read_eval_run(args.run_a), read_eval_run(args.run_b), args.resamples, args.seed)
-    except (FileNotFoundError, ValueError) as error:
-        print(f"compare: {error}", file=sys.stderr)
+    except (OSError, ValueError) as error:  # a bad run file is a RunFileError, a ValueError
+        print(f"compare: {describe(error)}", file=sys.stderr)
         raise SystemExit(2) from None
     print(render_markdown(comparison))
 

@@ -19,7 +19,16 @@ from typing import Any
 
 from piv_core.compare import RESAMPLES, SEED, Comparison, compare, summary_lines
 from piv_core.report_views import answer_view
-from piv_core.runs import EvalRun, last_reply, natural_key, task_data, task_key, tool_calls, trace_total
+from piv_core.runs import (
+    EvalRun,
+    error_text,
+    last_reply,
+    natural_key,
+    task_data,
+    task_key,
+    tool_calls,
+    trace_total,
+)
 from piv_core.summary import FULL_MARKS, chart_svg, run_labels, table_rows
 
 ARGUMENTS_SHOWN = 300
@@ -61,25 +70,19 @@ def _anchor(task: str) -> str:
     return "task-" + re.sub(r"[^A-Za-z0-9_-]", "_", task)
 
 
-def _error_text(error: Any) -> str:
-    if isinstance(error, dict):
-        kind = error.get("type") or error.get("error") or "error"
-        return f"{kind}: {error.get('message') or error.get('detail') or ''}".strip()
-    return str(error)
-
-
 def _stops_section(runs: list[EvalRun], labels: list[str]) -> str:
     parts = ["<h2>Stops and errors</h2>"]
     for run, label in zip(runs, labels):
         stops = ", ".join(f"{escape(r)}: {n}" for r, n in run.stop_reasons().most_common()) or "no traces"
         parts.append(f'<h3>{escape(label)}</h3><p class="stops">stopped: {stops}</p>')
-        traced_errors = [(task_key(t), e) for t in run.traces for e in t.get("errors") or []]
-        failed = [
-            (f["task"], ("timeout: " if f["timeout"] else "") + _error_text(e))
+        rows = [
+            [str(f["task"]), ("timeout: " if f["timeout"] else "") + text]
             for f in run.failures
-            for e in f["errors"] or ["(no error recorded)"]
+            for text in [error_text(e) for e in f["errors"]] or [f["reason"] or "(no error recorded)"]
         ]
-        rows = [[str(task), _error_text(e)] for task, e in traced_errors] + [[str(t), e] for t, e in failed]
+        failed = {rollout for f in run.failures for rollout in f["rollouts"]}
+        others = [t for t in run.traces if t.get("id") not in failed]
+        rows += [[task_key(t), error_text(e)] for t in others for e in t.get("errors") or []]
         parts.append(_table(["task", "error"], rows, "errors") if rows else '<p class="ok">no errors</p>')
     return "".join(parts)
 
@@ -162,15 +165,15 @@ def _rollout(trace: dict[str, Any], label: str, number: int) -> str:
     reward = trace_total(trace)
     stop = trace.get("stop_condition") or "unknown"
     parts = ", ".join(
-        f"{escape(n)} {_number(r.get('score') or 0.0)}" for n, r in (trace.get("rewards") or {}).items()
+        f"{escape(n)} {_number(r.get('score') or 0.0)}"
+        for n, r in (trace.get("rewards") or {}).items()
+        if isinstance(r, dict)
     )
     reward_text = "no reward" if reward is None else f"reward {reward:.3f}" + (f" ({parts})" if parts else "")
     opened = " open" if reward is None or reward < FULL_MARKS else ""
     reply = last_reply(trace) or ""
     view = answer_view(trace)
-    errors = "".join(
-        f'<p class="diff">error: {escape(_error_text(e))}</p>' for e in trace.get("errors") or []
-    )
+    errors = "".join(f'<p class="diff">error: {escape(error_text(e))}</p>' for e in trace.get("errors") or [])
     return (
         f'<details class="rollout" data-run="{escape(label)}"{opened}>'
         f'<summary><span class="{_grade(reward)}">{escape(label)} #{number}: {reward_text}</span>, '

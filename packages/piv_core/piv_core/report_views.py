@@ -27,7 +27,7 @@ from html import escape
 from typing import Any
 
 from piv_core.answer import json_answer, last_answer_block
-from piv_core.audit import fault_pairs, read_fault_map
+from piv_core.audit import read_fault_map
 from piv_core.money import format_cents, parse_cents
 from piv_core.runs import last_reply, task_data, tool_calls
 
@@ -71,7 +71,8 @@ def _cls(*names: str) -> str:
 def figures_view(trace: dict[str, Any]) -> str | None:
     data = task_data(trace)
     field = _figures_field(data)
-    if field is None or not isinstance(data.get("faults"), dict):
+    key = read_fault_map(data.get("faults"))
+    if field is None or key is None:
         return None
     answer = json_answer(last_reply(trace))
     answer = answer if isinstance(answer, dict) else None
@@ -94,7 +95,6 @@ def figures_view(trace: dict[str, Any]) -> str | None:
         + "".join(rows)
         + "</table>"
     )
-    key = fault_pairs(data["faults"])
     claimed = read_fault_map(answer.get("faults")) if answer is not None else None
     if answer is not None and claimed is None:
         parts.append('<p class="note">the answer\'s <code>faults</code> is not a fault map</p>')
@@ -138,6 +138,7 @@ def coordinates_view(trace: dict[str, Any]) -> str | None:
     metrics = trace.get("metrics") or {}
     error = metrics.get("error")
     unit = "°" if data.get("family") == "bearing" else " m"
+    inputs = data.get("inputs") or []
     within = isinstance(error, int | float) and 0 <= error <= tolerance
     rows = "".join(
         f"<tr><th>{i + 1}</th><td>{_short(pieces[i]) if i < len(pieces) else '(missing)'}</td>"
@@ -147,7 +148,7 @@ def coordinates_view(trace: dict[str, Any]) -> str | None:
     error_text = "unanswered" if not isinstance(error, int | float) or error < 0 else f"{error:.6g}{unit}"
     return (
         f"<p>{escape(str(data.get('family')))} on {escape(str(data.get('grid', '')))}, inputs "
-        f"{escape(', '.join(map(str, data.get('inputs') or [])))}</p>"
+        f"{escape(', '.join(map(str, inputs if isinstance(inputs, list) else [inputs])))}</p>"
         f'<table class="coordinates"><tr><th></th><th>answer</th><th>key</th></tr>{rows}'
         f"<tr><th>error</th><td{_cls('error', '' if within else DIFF)}>{escape(error_text)}</td>"
         f"<td>tolerance {tolerance:g}{unit}</td></tr></table>"

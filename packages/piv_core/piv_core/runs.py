@@ -1,9 +1,15 @@
 """Reading run directories: ``traces.jsonl`` from vf-eval, ``summary.json`` from vf-validate.
 
 verifiers exits 0 even when every rollout failed, so whether a run is good is decided here,
-from what it wrote: episodes that completed, errored or timed out, and each reward and
-metric per trace. The per-trace readers (`trace_total`, `task_key`, `completion_tokens`,
-`tool_calls`) are what summaries, reports and comparisons share.
+from what it wrote. verifiers 0.4 marks a timeout or an error on each trace (``is_timeout``,
+``ok``, a ``stop_condition`` such as ``agent_timeout``), not always on the episode record, so
+an episode counts as timed out when it or any of its traces timed out, else as errored when it
+or any of its traces is not ``ok``, else as completed. Each failure keeps its reason: the first
+error recorded on its traces or the episode, else the stage limit that stopped it, else the
+rollout's line in the run's ``logs/latest/eval.log``. The per-trace readers (`trace_total`,
+`task_key`, `completion_tokens`, `tool_calls`) are what summaries, reports and comparisons
+share. Every file is read through `piv_core.run_files`: a bad one raises `RunFileError` naming
+the file, the line and the field.
 """
 
 from __future__ import annotations
@@ -18,8 +24,21 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
+from piv_core.run_files import (
+    RunFileError,
+    ValidateSummaryRecord,
+    iter_records,
+    parse_json,
+    read_text,
+    validated,
+)
+
 TRACES_FILE = "traces.jsonl"
 SUMMARY_FILE = "summary.json"
+LOG_FILE = Path("logs") / "latest" / "eval.log"
+"""Where vf-eval writes a run's log, under the run directory."""
+LOG_BYTES = 64 * 2**20
+"""The most of the log read when looking for a failure's reason."""
 
 
 def mean_stderr(values: list[float]) -> tuple[float, float]:
@@ -45,8 +64,9 @@ class EvalRun:
     timeouts: int = 0
     traces: list[dict[str, Any]] = field(default_factory=list)
     failures: list[dict[str, Any]] = field(default_factory=list)
-    """Episodes that errored or timed out: their ``id``, ``task`` (`task_key`), ``timeout`` flag,
-    whether they left a trace (``traced``), completion ``tokens`` and ``errors``."""
+    """Episodes that errored or timed out, in file order: their ``id``, ``task`` (`task_key`),
+    ``timeout`` flag, whether they left a trace (``traced``), completion ``tokens``, ``errors``
+    (the episode's and its traces'), and ``reason`` (one line: why it failed, when recorded)."""
 
     @property
     def name(self) -> str:
@@ -74,67 +94,139 @@ class EvalRun:
         """How many traces stopped for each ``stop_condition`` (``unknown`` when a trace records none)."""
         return Counter(str(trace.get("stop_condition") or "unknown") for trace in self.traces)
 
+    @property
+    def log(self) -> Path:
+        """The run's log file (verifiers writes one per attempt; this is the latest)."""
+        return self.path / LOG_FILE
+
     def one_line(self) -> str:
+        """The counts and mean reward; with a failure, the first one's reason and where the log is."""
         reward, _ = mean_stderr(self.totals())
-        return (
-            f"{self.name}: {self.episodes} episodes, {self.completed} completed, {self.errors} errors, "
-            f"{self.timeouts} timeouts, mean reward {reward:.3f}"
+        line = (
+            f"{self.name}: {_count(self.episodes, 'episode')}, {self.completed} completed, "
+            f"{_count(self.errors, 'error')}, {_count(self.timeouts, 'timeout')}, "
+            + (f"mean reward {reward:.3f}" if math.isfinite(reward) else "no reward recorded")
         )
+        if self.failures:
+            first = self.failures[0]
+            kind = "timeout" if first["timeout"] else "error"
+            line += f"; first {kind}: task {first['task']}: {first['reason'] or 'no reason recorded'}"
+            if self.log.is_file():
+                line += f"; log: {self.log}"
+        return line
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def iter_episodes(path: Path) -> Iterator[dict[str, Any]]:
-    with (path / TRACES_FILE).open() as handle:
-        for line in handle:
-            if line.strip():
-                yield json.loads(line)
+    """Each episode record of ``<path>/traces.jsonl``, checked (`piv_core.run_files.iter_records`)."""
+    return iter_records(path / TRACES_FILE)
 
 
 def read_eval_run(path: str | Path) -> EvalRun:
-    """Read ``<path>/traces.jsonl``; raises FileNotFoundError when the run wrote none."""
+    """Read ``<path>/traces.jsonl``; raises FileNotFoundError when the run wrote none and
+    `RunFileError` when a record is bad."""
     run = EvalRun(Path(path))
     for episode in iter_episodes(run.path):
+        traces = episode.get("traces") or []
         run.episodes += 1
-        if episode.get("is_timeout"):
+        timed_out = episode.get("is_timeout") or any(t.get("is_timeout") for t in traces)
+        errored = not episode.get("ok", False) or any(not t.get("ok", True) for t in traces)
+        if timed_out:
             run.timeouts += 1
-        elif not episode.get("ok", False):
+        elif errored:
             run.errors += 1
         else:
             run.completed += 1
-        if episode.get("is_timeout") or not episode.get("ok", False):
-            run.failures.append(_failure(episode))
-        for trace in episode.get("traces") or []:
+        if timed_out or errored:
+            run.failures.append(_failure(episode, bool(timed_out)))
+        for trace in traces:
             run.traces.append(trace)
             if not run.model:
-                run.model = ((trace.get("calls") or [{}])[0] or {}).get("model", "")
+                run.model = ((trace.get("calls") or [{}])[0] or {}).get("model") or ""
+    if not run.episodes:
+        raise RunFileError(f"{run.path / TRACES_FILE}: holds no episode record")
+    for failure in run.failures:
+        if failure["reason"] is None:
+            failure["reason"] = _logged_reason(run.log, failure["rollouts"])
     return run
 
 
-def _failure(episode: dict[str, Any]) -> dict[str, Any]:
-    errors = list(episode.get("errors") or [])
-    for trace in episode.get("traces") or []:
-        errors += trace.get("errors") or []
+def error_text(error: Any) -> str:
+    """One recorded error as text: ``Type: message`` for verifiers' records, else as written."""
+    if isinstance(error, dict):
+        kind = error.get("type") or error.get("error") or "error"
+        return f"{kind}: {error.get('message') or error.get('detail') or ''}".strip().rstrip(":")
+    return str(error)
+
+
+def _limit(trace: dict[str, Any]) -> Any:
+    """The rollout limit (seconds) that applied to `trace`: its agent's, else its task's own."""
+    configured = (((trace.get("agent") or {}).get("config") or {}).get("timeout") or {}).get("rollout")
+    return configured if configured is not None else (task_data(trace).get("timeout") or {}).get("agent")
+
+
+def _failure(episode: dict[str, Any], timed_out: bool) -> dict[str, Any]:
+    traces = episode.get("traces") or []
+    errors = [e for trace in traces for e in trace.get("errors") or []] + list(episode.get("errors") or [])
+    reason = error_text(errors[0])[:300] if errors else None
+    stopped = next((t for t in traces if t.get("is_timeout")), None)
+    if reason is None and stopped is not None:
+        limit = _limit(stopped)
+        reason = str(stopped.get("stop_condition") or "timeout")
+        if stopped.get("stop_condition") == "agent_timeout" and isinstance(limit, int | float):
+            reason += f" (the {limit:g} s rollout limit)"
     tokens = episode.get("num_output_tokens")
     return {
         "id": episode.get("id"),
-        "task": task_key(episode),
-        "timeout": bool(episode.get("is_timeout")),
-        "traced": bool(episode.get("traces")),
-        "tokens": tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else 0,
+        "task": task_key(episode if episode.get("task") or not traces else traces[0]),
+        "timeout": timed_out,
+        "traced": bool(traces),
+        "tokens": tokens or 0,
         "errors": errors,
+        "reason": reason,
+        "rollouts": [i for i in [*(t.get("id") for t in traces), episode.get("id")] if i],
     }
 
 
+def _logged_reason(log: Path, rollouts: list[str]) -> str | None:
+    """The message of the log's first warning or error about one of `rollouts`, or None."""
+    if not rollouts:
+        return None
+    try:
+        text = read_text(log, LOG_BYTES) if log.exists() else ""
+    except RunFileError:
+        return None
+    ids = re.compile("|".join(re.escape(r) for r in rollouts))
+    for line in text.splitlines():
+        level = re.search(r"\b(WARNING|ERROR|CRITICAL)\b\s*", line)
+        if level and ids.search(line):
+            message = re.sub(r"\bid=\S+\s*", "", line[level.end() :]).strip()
+            return message[:300] or None
+    return None
+
+
 def trace_total(trace: dict[str, Any]) -> float | None:
-    """The trace's weighted reward, or None when it records no rewards."""
-    rewards = trace.get("rewards")
+    """The trace's weighted reward, or None when it records none (or scoring never ran: every
+    reward recorded as null)."""
+    rewards = [r for r in (trace.get("rewards") or {}).values() if isinstance(r, dict)]
     if not rewards:
         return None
-    return sum(float(r.get("score") or 0.0) * float(r.get("weight", 1.0)) for r in rewards.values())
+    return math.fsum(float(r.get("score") or 0.0) * float(r.get("weight", 1.0)) for r in rewards)
 
 
 def natural_key(text: str) -> list[tuple[int, int | str]]:
     """A sort key ordering ``task-2`` before ``task-10``."""
-    return [(0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", text) if part]
+    key: list[tuple[int, int | str]] = []
+    for part in re.split(r"([0-9]+)", text):
+        if part.isascii() and part.isdigit():
+            digits = part.lstrip("0") or "0"
+            key += [(0, len(digits)), (0, digits)]  # numeric order without converting the digits
+        elif part:
+            key.append((1, part))
+    return key
 
 
 def task_data(trace: dict[str, Any]) -> dict[str, Any]:
@@ -215,5 +307,8 @@ class ValidateRun:
 
 
 def read_validate_run(path: str | Path) -> ValidateRun:
+    """Read ``<path>/summary.json``; raises FileNotFoundError or `RunFileError` as `read_eval_run`."""
     path = Path(path)
-    return ValidateRun(path, json.loads((path / SUMMARY_FILE).read_text()))
+    where = path / SUMMARY_FILE
+    summary = validated(parse_json(read_text(where), str(where)), ValidateSummaryRecord, str(where))
+    return ValidateRun(path, summary)

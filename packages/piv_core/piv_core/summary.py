@@ -128,7 +128,7 @@ def render_groups(runs: list[EvalRun], key: str, median: str | None = None, wher
             cell = f"{sum(totals[id(t)] >= FULL_MARKS for t in traces)}/{len(traces)} at 1.0"
             if median:
                 kept = [t for t in traces if where is None or (t.get("metrics") or {}).get(where) == 1.0]
-                values = [float(t["metrics"][median]) for t in kept if median in (t.get("metrics") or {})]
+                values = [v for t in kept if (v := (t.get("metrics") or {}).get(median)) is not None]
                 cell += f", median {median} {statistics.median(values):.4g}" if values else f", no {median}"
                 if len(kept) < len(traces):
                     cell += f" ({len(traces) - len(kept)} without {where})"

@@ -170,5 +170,7 @@ def test_failed_episodes_are_kept_with_their_task_and_errors(tmp_path):
         "traced": False,
         "tokens": 9,
         "errors": ["boom"],
+        "reason": "boom",
+        "rollouts": [],
     }
     assert run.failures[1]["timeout"] and run.failures[1]["traced"]
