@@ -60,7 +60,7 @@ def test_eval_exits_non_zero_when_rollouts_fail(tmp_path):
     )
     assert code != 0
     assert run is not None and run.errors == 1 and run.completed == 0
-    assert "1 errors" in output
+    assert "1 error," in output and "first error: task " in output
 
 
 def test_summarize_prints_a_table_and_writes_a_chart(baseline_runs, tmp_path):

@@ -63,8 +63,9 @@ def test_bash_stays_selectable(tmp_path):
 
 def test_a_reply_with_a_lone_surrogate_loses_nothing(tmp_path):
     """verifiers' interception server cannot forward a reply carrying a lone surrogate (it fails
-    to encode it and answers 502), so such an episode ends as a harness error; the run still
-    saves every episode, the scrubbed trace included, and ends by itself."""
+    to encode it and answers 502), so such an episode ends as a harness error with no reward, as
+    `piv_core.harness` says; the run still saves every episode, the scrubbed trace included, and
+    ends by itself, its summary naming the reason."""
     import os
     import subprocess
     import sys
@@ -102,4 +103,10 @@ def test_a_reply_with_a_lone_surrogate_loses_nothing(tmp_path):
     traces = _traces(tmp_path / "r")
     assert len(traces) == 2, done.stdout[-2000:] + done.stderr[-2000:]
     assert {t["stop_condition"] for t in traces.values()} == {"harness_error"}
+    assert all(not t["rewards"] and not t["ok"] for t in traces.values())  # not scored
+    replies = [n["message"]["content"] for t in traces.values() for n in t["nodes"] if n.get("message")]
+    assert "<answer>\ufffd</answer>" in replies  # scrubbed, so the run could be saved
     assert done.returncode != 0  # errored episodes are reported, not hidden
+    summary = next(line for line in done.stdout.splitlines() if line.startswith("eval: r: "))
+    assert "2 errors" in summary and "surrogates not allowed" in summary, summary
+    assert "Traceback" not in summary

@@ -19,6 +19,7 @@ from piv_core.ladder import apply_level
 from piv_core.ledger_audit import Grade, Key, LedgerData, fault_lists, key_holds
 from piv_core.prompt_size import largest_fitting, prompt_bytes
 from piv_core.rng import Split, split_rng, task_id
+from piv_core.timeouts import with_rollout_timeout
 from pydantic import model_validator
 
 from au_bas_reconciliation_v1 import generator, grading, prompt, rules
@@ -128,4 +129,4 @@ class AuBasTaskset(vf.Taskset[AuBasTask, AuBasConfig]):
 
     def load(self) -> Iterator[AuBasTask]:
         for idx in itertools.count():
-            yield AuBasTask(make_task_data(self.config, idx), self.config.task)
+            yield AuBasTask(with_rollout_timeout(make_task_data(self.config, idx)), self.config.task)

@@ -5,8 +5,9 @@
    errors at all, every amount in AUD with no price or cost, and every transaction's units
    netting to exactly zero (a residual beancount's tolerance accepts is still a one-legged
    plug); else the score is 0.
-2. **Records** are compared by fingerprint: date, flag, payee, narration, metadata and postings
-   for a transaction; date, account, currencies and booking method for an ``open``.
+2. **Records** are compared by fingerprint: date, flag, payee, narration, metadata, tags, links
+   and postings (each with its flag and metadata) for a transaction; date, account, currencies,
+   booking method and metadata for an ``open``.
 3. **Components**: `balances` = share of chart accounts whose balance at the period end is
    exactly the expected Decimal (compared exactly, so beancount's ±0.01 assertion tolerance
    never matters) and that no penalised change touches (a plug, an edited or removed record,
@@ -96,35 +97,42 @@ def skill_metrics(result: Score, fixes: Iterable[Fix]) -> dict[str, float]:
 
 
 def _meta(entry: Any) -> tuple[tuple[str, str], ...]:
-    return tuple(
-        sorted(
-            (k, str(v))
-            for k, v in (entry.meta or {}).items()
-            if k not in ("filename", "lineno") and not k.startswith("__")
-        )
-    )
+    """The metadata the ledger wrote (the gate refuses any reserved key a ledger writes itself)."""
+    return tuple(sorted((k, str(v)) for k, v in (entry.meta or {}).items() if not gate.reserved(k)))
 
 
 def _fingerprint(entry: Any) -> tuple:
     if isinstance(entry, data.Open):
-        return ("open", entry.date, entry.account, tuple(entry.currencies or ()), str(entry.booking))
-    postings = tuple(sorted((p.account, p.units.number, p.units.currency) for p in entry.postings))
-    return ("txn", entry.date, entry.flag, entry.payee or "", entry.narration or "", _meta(entry), postings)
+        return (
+            "open",
+            entry.date,
+            entry.account,
+            tuple(entry.currencies or ()),
+            str(entry.booking),
+            _meta(entry),
+        )
+    # Everything the ledger wrote of a record: a flag, a tag or metadata on a posting changes it too.
+    postings = tuple(
+        sorted((p.account, p.units.number, p.units.currency, p.flag or "", _meta(p)) for p in entry.postings)
+    )
+    marks = (tuple(sorted(entry.tags or ())), tuple(sorted(entry.links or ())))
+    return (
+        "txn",
+        entry.date,
+        entry.flag,
+        entry.payee or "",
+        entry.narration or "",
+        _meta(entry),
+        postings,
+        marks,
+    )
 
 
-def _recorded(entries: list[Any]) -> list[Any]:
-    """Transactions and opens as written: beancount's padding, synthesized at a `pad` directive's line,
-    is excluded (a transaction merely *flagged* ``P`` by its author is not)."""
-    pads = {(e.meta.get("filename"), e.meta.get("lineno")) for e in entries if isinstance(e, data.Pad)}
-
-    def synthesized(e: Any) -> bool:
-        return e.flag == "P" and (e.meta.get("filename"), e.meta.get("lineno")) in pads
-
-    return [
-        e
-        for e in entries
-        if isinstance(e, data.Open) or (isinstance(e, data.Transaction) and not synthesized(e))
-    ]
+def _recorded(loaded: gate.Loaded) -> list[Any]:
+    """Transactions and opens as the ledger wrote them. Provenance is the gate's, by identity
+    (`gate.Loaded.written`): beancount's padding is left out whatever it looks like, and an entry the
+    ledger wrote is kept whatever it looks like (a flag ``P``, metadata, a pad's date)."""
+    return [e for e in loaded.written if isinstance(e, (data.Open, data.Transaction))]
 
 
 @lru_cache(maxsize=64)
@@ -132,9 +140,7 @@ def _original(text: str) -> tuple[Counter, frozenset[type]]:
     loaded = gate.load(text)
     if not loaded.ok:
         raise ValueError(f"the original ledger does not load: {loaded.refused or loaded.errors[0]}")
-    return Counter(_fingerprint(e) for e in _recorded(loaded.entries)), frozenset(
-        type(e) for e in loaded.entries
-    )
+    return Counter(_fingerprint(e) for e in _recorded(loaded)), frozenset(type(e) for e in loaded.entries)
 
 
 def _net(txns: list[data.Transaction]) -> dict[str, Decimal]:
@@ -170,12 +176,12 @@ def score(text: str | None, key: Key) -> Score:
                 totals[p.account] += p.units.number
 
     original, _ = _original(key.original)
-    recorded = [(e, _fingerprint(e)) for e in _recorded(entries)]
+    recorded = [(e, _fingerprint(e)) for e in _recorded(loaded)]
     seen = Counter(fp for _, fp in recorded)
     removed = original - seen
     result.damaged = sum(removed.values())
     # Accounts a penalised change touches: their balances earn no credit, however right.
-    tainted = {account for fp in removed if fp[0] == "txn" for account, _, _ in fp[6]}
+    tainted = {account for fp in removed if fp[0] == "txn" for account, *_ in fp[6]}
     tainted |= {
         a
         for e in entries

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from functools import cached_property, lru_cache
 
 import verifiers.v1 as vf
+from piv_core.timeouts import rollout_seconds, with_rollout_timeout
 from pydantic import field_validator, model_validator
 
 from beancount_ledger import answer, contract, isolated, keys, ladder, release, world
@@ -213,4 +214,5 @@ class LedgerTaskset(vf.Taskset[LedgerTask, LedgerConfig]):
                     f"{selector!r} no longer regenerates the world its manifest certified "
                     "(the generator changed without a version bump); run the preflight again",
                 )
-            yield LedgerTask(data, self.config.task)
+            timeout = rollout_seconds(contract.TOKEN_CEILING, contract.MAX_TURNS)  # 1800 s, piv_core.timeouts
+            yield LedgerTask(with_rollout_timeout(data, timeout), self.config.task)

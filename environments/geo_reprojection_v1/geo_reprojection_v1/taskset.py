@@ -25,6 +25,7 @@ from piv_core.compat import TaskData
 from piv_core.knobs import some_of
 from piv_core.ladder import apply_level
 from piv_core.rng import Split, split_rng, task_id
+from piv_core.timeouts import with_rollout_timeout
 from pydantic import BaseModel, ValidationInfo, field_validator, model_serializer, model_validator
 
 from geo_reprojection_v1 import generator, grading, prompt, reference, scoring
@@ -358,4 +359,4 @@ class GeoTaskset(vf.Taskset[GeoTask, GeoConfig]):
 
     def load(self) -> Iterator[GeoTask]:
         for idx in itertools.count():
-            yield GeoTask(make_task_data(self.config, idx), self.config.task)
+            yield GeoTask(with_rollout_timeout(make_task_data(self.config, idx)), self.config.task)

@@ -19,6 +19,7 @@ from piv_core.ladder import apply_level
 from piv_core.ledger_audit import Grade, Key, LedgerData, fault_lists, key_holds
 from piv_core.prompt_size import SET_BUDGET, largest_fitting, prompt_bytes
 from piv_core.rng import Split, split_rng, task_id
+from piv_core.timeouts import with_rollout_timeout
 from pydantic import model_validator
 
 from us_sut_reconciliation_v1 import generator, grading, prompt, rules
@@ -151,4 +152,4 @@ def make_task_data(config: UsSutConfig, idx: int) -> UsSutData:
 class UsSutTaskset(vf.Taskset[UsSutTask, UsSutConfig]):
     def load(self) -> Iterator[UsSutTask]:
         for idx in range(self.config.num_tasks):
-            yield UsSutTask(make_task_data(self.config, idx), self.config.task)
+            yield UsSutTask(with_rollout_timeout(make_task_data(self.config, idx)), self.config.task)

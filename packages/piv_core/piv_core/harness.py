@@ -17,9 +17,12 @@ context for a given bundle is built once and reused. A
 traceback as stderr, as the process would have reported them.
 
 A reply may carry a lone surrogate (a JSON ``"\\ud800"`` escape decodes to one), which no UTF-8
-serializer accepts: verifiers' trace store would then fail to save the whole run. After the
-program ends, every message recorded on the trace has each lone surrogate replaced by U+FFFD
-(`scrub_surrogates`), so the episode is saved and scored like any other reply.
+serializer accepts. verifiers' interception server, which relays the reply to the program, fails
+to encode it and answers the program 502, so the episode ends as a harness error
+(``stop_condition`` ``harness_error``, no reward recorded; `eval` counts it as an error and exits
+non-zero). Its trace would also make verifiers' trace store fail to save the whole run, so after
+the program ends every message recorded on the trace has each lone surrogate replaced by U+FFFD
+(`scrub_surrogates`): the episode is saved beside the others, with the reply as U+FFFD.
 
 `SingleReplyHarness` is the default harness of the single-reply text environments: verifiers'
 `null` chat program, in-process, with no tools, so one reply ends the episode. Its model turn

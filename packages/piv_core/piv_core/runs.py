@@ -162,6 +162,21 @@ def error_text(error: Any) -> str:
     return str(error)
 
 
+TRACEBACK = "Traceback (most recent call last):"
+REASON_CHARS = 300
+"""The most characters of a failure's reason the one-line summary shows."""
+
+
+def _one_line(text: str) -> str:
+    """`text` on one line: a traceback inside it reduced to its last line (the exception raised)."""
+    head, found, tail = text.partition(TRACEBACK)
+    lines = [line.strip() for line in tail.splitlines() if line.strip()]
+    if found and lines:
+        head = f"{head.strip()} {lines[-1]}"
+    line = " ".join(head.split())
+    return line if len(line) <= REASON_CHARS else line[: REASON_CHARS - 1] + "…"
+
+
 def _limit(trace: dict[str, Any]) -> Any:
     """The rollout limit (seconds) that applied to `trace`: its agent's, else its task's own."""
     configured = (((trace.get("agent") or {}).get("config") or {}).get("timeout") or {}).get("rollout")
@@ -171,7 +186,7 @@ def _limit(trace: dict[str, Any]) -> Any:
 def _failure(episode: dict[str, Any], timed_out: bool) -> dict[str, Any]:
     traces = episode.get("traces") or []
     errors = [e for trace in traces for e in trace.get("errors") or []] + list(episode.get("errors") or [])
-    reason = error_text(errors[0])[:300] if errors else None
+    reason = _one_line(error_text(errors[0])) if errors else None
     stopped = next((t for t in traces if t.get("is_timeout")), None)
     if reason is None and stopped is not None:
         limit = _limit(stopped)
@@ -203,8 +218,8 @@ def _logged_reason(log: Path, rollouts: list[str]) -> str | None:
     for line in text.splitlines():
         level = re.search(r"\b(WARNING|ERROR|CRITICAL)\b\s*", line)
         if level and ids.search(line):
-            message = re.sub(r"\bid=\S+\s*", "", line[level.end() :]).strip()
-            return message[:300] or None
+            message = _one_line(re.sub(r"\bid=\S+\s*", "", line[level.end() :]))
+            return message or None
     return None
 
 

@@ -174,3 +174,51 @@ def test_failed_episodes_are_kept_with_their_task_and_errors(tmp_path):
         "rollouts": [],
     }
     assert run.failures[1]["timeout"] and run.failures[1]["traced"]
+
+
+def test_timeouts_and_errors_are_counted_from_the_traces(tmp_path):
+    """verifiers 0.4 marks a timeout or an error on the trace; the episode record can still read ok."""
+    timed_out = {
+        "id": "t",
+        "task": {"data": {"timeout": {"agent": 900.0}}},
+        "agent": {"config": {"timeout": {"rollout": 4.0}}},
+        "ok": True,
+        "is_timeout": True,
+        "stop_condition": "agent_timeout",
+        "errors": [],
+    }
+    failed = {
+        "id": "f",
+        "ok": False,
+        "errors": [{"type": "ProviderError", "message": "All connection attempts failed"}],
+    }
+    silent = {"id": "abc123", "ok": False, "errors": []}
+    run_dir = _write(
+        tmp_path / "r",
+        {"ok": True, "traces": [timed_out]},
+        {"ok": True, "traces": [failed]},
+        {"ok": True, "traces": [silent]},
+        {"ok": True, "traces": [{"ok": True, "rewards": {"r": {"score": 1.0}}}]},
+    )
+    log = run_dir / "logs" / "latest" / "eval.log"
+    log.parent.mkdir(parents=True)
+    log.write_text(
+        "21:40:49 INFO start\n21:40:49 WARNING model call failed: id=abc123 ProviderError: refused\n"
+    )
+    run = read_eval_run(run_dir)
+    assert (run.episodes, run.completed, run.errors, run.timeouts) == (4, 1, 2, 1)
+    assert [f["reason"] for f in run.failures] == [
+        "agent_timeout (the 4 s rollout limit)",
+        "ProviderError: All connection attempts failed",
+        "model call failed: ProviderError: refused",
+    ]
+    line = run.one_line()
+    assert line.startswith("r: 4 episodes, 1 completed, 2 errors, 1 timeout, mean reward 1.000; ")
+    assert "first timeout: task t: agent_timeout (the 4 s rollout limit)" in line and str(log) in line
+    del timed_out["agent"]
+    run = read_eval_run(_write(tmp_path / "s", {"ok": True, "traces": [timed_out]}))
+    assert run.failures[0]["reason"] == "agent_timeout (the 900 s rollout limit)"
+    assert run.one_line() == (
+        "s: 1 episode, 0 completed, 0 errors, 1 timeout, no reward recorded; "
+        "first timeout: task t: agent_timeout (the 900 s rollout limit)"
+    )
