@@ -195,3 +195,103 @@ def test_validate_accepts_tasks_and_rejects_a_tampered_key(env_id):
         assert tampered
         for bad in tampered:
             assert not _valid(contract, bad), (data.id, bad)
+
+
+# ----------------------------------------------------------------------------- numbers, strictly
+
+NOT_INTEGERS = [
+    True,
+    False,
+    2.0,
+    2.5,
+    " 2",
+    "2 ",
+    "02",
+    "+2",
+    "2.0",
+    "1_0",
+    "1e1",
+    "true",
+    "1٢",
+    "²",
+    "",
+    "0x10",
+]
+NOT_NUMBERS = [
+    True,
+    False,
+    " 0.5",
+    "0.5 ",
+    "1_0",
+    "nan",
+    "inf",
+    float("nan"),
+    float("inf"),
+    "١",
+    "0,5",
+    "",
+    "+0.5",
+]
+
+
+def _numeric_knobs(model: type, prefix: str = "") -> list[tuple[str, type, Any]]:
+    """(dotted name, int or float, default) of every number knob a config declares, its task's too."""
+    import typing
+
+    import verifiers.v1 as vf
+
+    out: list[tuple[str, type, Any]] = []
+    base = set(vf.TasksetConfig.model_fields) | set(vf.TaskConfig.model_fields)
+    for name, field in model.model_fields.items():
+        kinds = {a for a in typing.get_args(field.annotation) or (field.annotation,) if a is not type(None)}
+        if name == "task" and isinstance(field.default, vf.TaskConfig):
+            out += _numeric_knobs(type(field.default), f"{prefix}task.")
+        elif name not in base and kinds in ({int}, {float}):
+            out.append((prefix + name, kinds.pop(), field.default))
+    return out
+
+
+def _nested(dotted: str, value: Any) -> dict[str, Any]:
+    head, _, rest = dotted.partition(".")
+    return {head: _nested(rest, value) if rest else value}
+
+
+NUMERIC = [(c.env_id, *knob) for c in CONTRACTS for knob in _numeric_knobs(_load(c.config))]
+
+
+def test_every_environment_declares_number_knobs_and_a_level():
+    names = {env_id: {knob for e, knob, _, _ in NUMERIC if e == env_id} for env_id in ENV_IDS}
+    assert all("level" in knobs for knobs in names.values()), names
+    assert len(NUMERIC) >= 15, NUMERIC
+
+
+@pytest.mark.parametrize(("env_id", "knob", "kind", "default"), NUMERIC)
+def test_a_number_knob_takes_only_a_number_or_its_command_line_text(env_id, knob, kind, default):
+    config = _load(BY_ID[env_id].config)
+    leaf = knob.rsplit(".", 1)[-1]
+    for bad in NOT_INTEGERS if kind is int else NOT_NUMBERS:
+        with pytest.raises(ValidationError, match=leaf):
+            config(**_nested(knob, bad))
+    value = 1 if default is None else default  # level: rung 1
+    text = str(value)
+    built = config(**_nested(knob, text))
+    got = built
+    for part in knob.split("."):
+        got = getattr(got, part)
+    assert got == value and type(got) is kind, (knob, text, got)
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_the_command_line_level_is_read_and_a_toml_bool_or_padded_text_is_refused(env_id, tmp_path, capsys):
+    from piv_core.cli import _eval_config
+
+    assert _eval_config([env_id, "-n", "1", "--env.taskset.level", "2"]).env.taskset.level == 2
+    for bad in (" 2", "02", "true", "2.0", "1٢"):
+        with pytest.raises(SystemExit):
+            _eval_config([env_id, "-n", "1", "--env.taskset.level", bad])
+        assert "level must be an integer" in capsys.readouterr().err
+    for bad in ("true", "2.0", '" 2"'):
+        (tmp_path / "config.toml").write_text(f"[env.taskset]\nlevel = {bad}\n")
+        with pytest.raises(SystemExit):
+            _eval_config([env_id, "-n", "1", "@", str(tmp_path / "config.toml")])
+        assert "level must be an integer" in capsys.readouterr().err

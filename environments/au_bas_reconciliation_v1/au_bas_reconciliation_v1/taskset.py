@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from typing import Annotated
 
 import verifiers.v1 as vf
-from piv_core.knobs import at_least, at_most, share, some_of
-from piv_core.ladder import apply_level
+from piv_core.knobs import at_least, at_most, integer, number, share, some_of
+from piv_core.ladder import Level, apply_level
 from piv_core.ledger_audit import Grade, Key, LedgerData, fault_lists, key_holds
 from piv_core.prompt_size import largest_fitting, prompt_bytes
 from piv_core.rng import Split, split_rng, task_id
@@ -79,13 +79,14 @@ def _key_of(text: str) -> Key:
 class AuBasConfig(vf.TasksetConfig):
     num_transactions: Annotated[
         int,
+        integer(),
         at_least(generator.MIN_ROWS),
         at_most(MAX_TRANSACTIONS, "a longer ledger's prompt would not fit one command-line argument"),
     ] = 24
     """Rows per ledger, from 4 to `MAX_TRANSACTIONS` (1020): the most rows for which the prompt,
     system prompt included and every column at its widest, stays within 112 KiB, so that it fits
     the 128 KiB one command-line argument can hold."""
-    fault_rate: Annotated[float, share()] = 0.25
+    fault_rate: Annotated[float, number(), share()] = 0.25
     """Expected share of rows with a planted fault, in [0, 1]; 0 plants none, above 0 at least one."""
     fault_codes: Annotated[list[str], some_of(rules.FAULT_CODES)] = list(rules.FAULT_CODES)
     """The fault codes the generator may plant (default: all five). The key still applies every
@@ -93,10 +94,10 @@ class AuBasConfig(vf.TasksetConfig):
     labels: Annotated[list[str], some_of(rules.LABELS)] = list(rules.LABELS)
     """The BAS labels the task asks for and grades (default: all four). When fewer, the task
     names them, and only they count towards ``bas_correct`` and ``bas_label_accuracy``."""
-    level: int | None = None
+    level: Level = None
     """A rung of `levels.RUNGS` (1 easiest, 6 hardest): sets num_transactions, fault_rate,
     fault_codes and labels. Unset: every knob as given. Task ids read ``au-bas-level<N>-...``."""
-    seed: int = DEFAULT_SEED
+    seed: Annotated[int, integer()] = DEFAULT_SEED
     """Generator seed; task i depends only on (split, seed, i) and the knobs above."""
     split: Split = "train"
     """``train`` (the default) or ``eval``: two disjoint task streams under every seed

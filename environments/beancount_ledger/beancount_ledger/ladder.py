@@ -12,6 +12,7 @@ profile and take no level.
 
 from __future__ import annotations
 
+from piv_core.knobs import WHOLE
 from piv_core.ladder import check_rungs, rung_table
 
 from beancount_ledger import world
@@ -42,7 +43,7 @@ def profile(level: int) -> world.Profile:
 def level_of(selector: str) -> int | None:
     """The rung a canonical selector names (None: unlevelled)."""
     head, _, tail = selector.rpartition(SUFFIX)
-    return int(tail) if head and tail.isdigit() else None
+    return int(tail) if head and WHOLE.fullmatch(tail) else None
 
 
 def levelled(selector: str, level: int) -> str:

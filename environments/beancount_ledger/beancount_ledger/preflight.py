@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from piv_core.knobs import argument, whole_range
+
 from beancount_ledger import keys, ladder, release
 
 
@@ -69,12 +71,12 @@ def label(selector: str) -> str:
 def levels(text: str) -> list[int]:
     """``--levels``: rungs, comma-separated (``1,2``) or as a range (``1-4``)."""
     out: list[int] = []
+    rungs = len(ladder.RUNGS)
     for part in filter(None, text.split(",")):
-        lo, _, hi = part.partition("-")
         try:
-            out += range(int(lo), int(hi or lo) + 1)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"--levels: not a rung or range of rungs: {part!r}") from None
+            out += whole_range(part, "--levels", most=rungs, most_count=rungs)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(f"{error} (a rung or a range of rungs, 1-{rungs})") from None
     for k in out:
         try:
             ladder.check(k)
@@ -195,19 +197,23 @@ def phase_two(manifest: Path) -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="beancount-ledger-preflight", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--train", type=int, default=1000, help="train:<n> worlds (default 1000)")
-    parser.add_argument("--eval", type=int, default=200, help="eval:<n> worlds (default 200)")
-    parser.add_argument("--hard", type=int, default=200, help="train:<n>:hard worlds (default 200)")
+    indices = argument(most=keys.MAX_INDEX)
+    parser.add_argument("--train", type=indices, default=1000, help="train:<n> worlds (default 1000)")
+    parser.add_argument("--eval", type=indices, default=200, help="eval:<n> worlds (default 200)")
+    parser.add_argument("--hard", type=indices, default=200, help="train:<n>:hard worlds (default 200)")
     parser.add_argument(
         "--levels", type=levels, default=[], help="rungs to certify too, e.g. 1-4 (default none)"
     )
     parser.add_argument(
-        "--level-worlds", type=int, default=100, help="indices per split certified at each rung (default 100)"
+        "--level-worlds",
+        type=indices,
+        default=100,
+        help="indices per split certified at each rung (default 100)",
     )
     parser.add_argument(
         "--manifest", default=None, help=f"where to write it (default {release.DEFAULT_MANIFEST})"
     )
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--workers", type=argument(least=1), default=os.cpu_count() or 1)
     parser.add_argument("--verify", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.verify:

@@ -23,6 +23,7 @@ from functools import cached_property, lru_cache
 
 import verifiers.v1 as vf
 from piv_core.timeouts import rollout_seconds, with_rollout_timeout
+from piv_core.ladder import Level
 from pydantic import field_validator, model_validator
 
 from beancount_ledger import answer, contract, isolated, keys, ladder, release, world
@@ -134,7 +135,7 @@ class LedgerConfig(vf.TasksetConfig):
     selectors: list[str] = [SHIPPED]
     """Worlds to serve: 'bank_recon_001', 'train:<n>', 'eval:<n>', 'train:<n>:hard' or a range
     such as 'eval:0-199' (expanded on validation)."""
-    level: int | None = None
+    level: Level = None
     """A rung of the difficulty ladder (1 .. `ladder.RUNGS`), applied to every selector: 'train:<n>'
     becomes 'train:<n>:level<k>' (unset: the selectors' own worlds)."""
     manifest: str | None = None
@@ -146,7 +147,7 @@ class LedgerConfig(vf.TasksetConfig):
     @field_validator("selectors")
     @classmethod
     def _expand(cls, value: list[str]) -> list[str]:
-        out = [s for selector in value for s in keys.expand(selector)]
+        out = keys.expand_all(value)  # bounded (keys.MAX_WORLDS) before any range is expanded
         if not out:
             raise ValueError("selectors: name at least one world")
         return out

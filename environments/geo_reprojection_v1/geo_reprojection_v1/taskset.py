@@ -22,8 +22,8 @@ from typing import Annotated
 
 import verifiers.v1 as vf
 from piv_core.compat import TaskData
-from piv_core.knobs import some_of
-from piv_core.ladder import apply_level
+from piv_core.knobs import integer, number, some_of
+from piv_core.ladder import Level, apply_level
 from piv_core.rng import Split, split_rng, task_id
 from piv_core.timeouts import with_rollout_timeout
 from pydantic import BaseModel, ValidationInfo, field_validator, model_serializer, model_validator
@@ -103,7 +103,7 @@ class GeoData(TaskData):
 class GeoTaskConfig(vf.TaskConfig):
     graded: bool = False
     """Fold the error into the reward as 1 / (1 + (error / (tolerance * graded_halflife))^2)."""
-    graded_halflife: float = 1.0
+    graded_halflife: Annotated[float, number()] = 1.0
     """The error, in tolerance units, at which the graded reward is 0.5."""
 
     @field_validator("graded_halflife")
@@ -196,22 +196,22 @@ class GeoConfig(vf.TasksetConfig):
     """Families to draw from; each part picks one uniformly."""
     grids: Annotated[list[str], some_of(list(GRIDS), in_their_order=False)] = list(GRIDS)
     """Grids to draw from (for distance and bearing, the area of both points); each part picks one."""
-    position_tolerance_m: float = 1.0
+    position_tolerance_m: Annotated[float, number()] = 1.0
     """Pass threshold for reproject and inverse tasks, in metres."""
-    distance_tolerance_m: float = 10.0
+    distance_tolerance_m: Annotated[float, number()] = 10.0
     """Pass threshold for distance tasks, in metres."""
-    bearing_tolerance_deg: float = 0.05
+    bearing_tolerance_deg: Annotated[float, number()] = 0.05
     """Pass threshold for bearing tasks, in degrees."""
-    tolerance_scale: float = 1.0
+    tolerance_scale: Annotated[float, number()] = 1.0
     """Every tolerance above is multiplied by this (the ladder's loosening or tightening)."""
-    parts_per_task: int = 1
+    parts_per_task: Annotated[int, integer()] = 1
     """Problems per task, answered in one block; 1 (the default) is the one-problem task."""
     scoring: Scoring = "fraction"
     """With several parts: reward the mean part score (``fraction``) or the lowest (``all``)."""
-    level: int | None = None
+    level: Level = None
     """A rung of `levels.RUNGS` (1 easiest): sets families, grids, tolerance_scale,
     parts_per_task and scoring. Unset: those knobs as given."""
-    seed: int = DEFAULT_SEED
+    seed: Annotated[int, integer()] = DEFAULT_SEED
     """Generator seed; task i depends only on (split, seed, i), the knobs above and the tolerances."""
     split: Split = "train"
     """``train`` (the default) or ``eval``: two disjoint task streams under every seed

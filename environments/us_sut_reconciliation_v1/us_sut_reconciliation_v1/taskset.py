@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from typing import Annotated
 
 import verifiers.v1 as vf
-from piv_core.knobs import at_least, at_most, share, some_of
-from piv_core.ladder import apply_level
+from piv_core.knobs import at_least, at_most, integer, number, share, some_of
+from piv_core.ladder import Level, apply_level
 from piv_core.ledger_audit import Grade, Key, LedgerData, fault_lists, key_holds
 from piv_core.prompt_size import SET_BUDGET, largest_fitting, prompt_bytes
 from piv_core.rng import Split, split_rng, task_id
@@ -82,19 +82,20 @@ def _key_of(text: str) -> Key:
 
 
 class UsSutConfig(vf.TasksetConfig):
-    num_tasks: Annotated[int, at_least(1)] = 50
+    num_tasks: Annotated[int, integer(), at_least(1)] = 50
     """Tasks in the set, from 1 to `max_tasks(num_rows)` (54366 at the default 30 rows, 4684 at
     `MAX_ROWS`): verifiers holds the whole set at once to shuffle it or to run it without a
     limit, and its prompts, at their widest, stay within 512 MiB together."""
     num_rows: Annotated[
         int,
+        integer(),
         at_least(generator.MIN_ROWS),
         at_most(MAX_ROWS, "a longer ledger's prompt would not fit one command-line argument"),
     ] = 30
     """Rows per ledger, from 5 to `MAX_ROWS` (1098): the most rows for which the prompt, system
     prompt included and every column at its widest, stays within 112 KiB, so that it fits the
     128 KiB one command-line argument can hold."""
-    fault_rate: Annotated[float, share()] = 0.25
+    fault_rate: Annotated[float, number(), share()] = 0.25
     """Expected share of rows with a planted fault, in [0, 1]; 0 plants none, above 0 at least one."""
     fault_codes: Annotated[list[str], some_of(rules.FAULT_CODES)] = list(rules.FAULT_CODES)
     """The fault codes the generator may plant (default: all six). The key still applies every
@@ -103,10 +104,10 @@ class UsSutConfig(vf.TasksetConfig):
     """The figures the task asks for (default: all six). When fewer, the task names them; the
     graded ones among them (all but exempt_sales) count towards ``return_correct`` and
     ``fields_correct``. At least one graded figure must be asked for."""
-    level: int | None = None
+    level: Level = None
     """A rung of `levels.RUNGS` (1 easiest, 6 hardest): sets num_rows, fault_rate, fault_codes
     and figures. Unset: every knob as given. Task ids read ``us-sut-level<N>-...``."""
-    seed: int = DEFAULT_SEED
+    seed: Annotated[int, integer()] = DEFAULT_SEED
     """Generator seed; task i depends only on (split, seed, i) and the knobs above."""
     split: Split = "train"
     """``train`` (the default) or ``eval``: two disjoint task sets under every seed

@@ -63,6 +63,8 @@ from typing import Any
 
 from aiohttp import web
 
+from piv_core.knobs import argument
+
 MODEL_PREFIX = "baseline/"
 
 
@@ -191,12 +193,10 @@ def _requires_piv_core(requirement: str) -> bool:
     return re.match(r"piv[-_.]core(?![-_.a-z0-9])", requirement.strip(), re.IGNORECASE) is not None
 
 
-def installed_environments() -> dict[str, Environment]:
-    """Every installed distribution that depends on piv-core and registers baseline policies.
-
-    A package whose ``baselines`` module exists but fails to import is reported on stderr and
-    left out, so one broken install never takes the others' baselines down."""
-    found: dict[str, Environment] = {}
+def suite_environment_ids() -> list[str]:
+    """The ids of the installed distributions that depend on piv-core and have a module of the id's
+    name (found, never imported): the environments of this suite."""
+    found: list[str] = []
     for dist in importlib.metadata.distributions():
         name = dist.metadata["Name"] or ""
         if not any(_requires_piv_core(r) for r in dist.requires or []):
@@ -204,12 +204,24 @@ def installed_environments() -> dict[str, Environment]:
         env_id = re.sub(r"[-_.]+", "-", name).lower()
         if env_id in found:
             continue
-        module = env_module(env_id)
         try:
-            if importlib.util.find_spec(module) is None:
+            if importlib.util.find_spec(env_module(env_id)) is None:
                 continue  # a distribution without a module of the id's name is no environment
         except (ImportError, ValueError):
             continue
+        found.append(env_id)
+    return sorted(found)
+
+
+def installed_environments() -> dict[str, Environment]:
+    """Every installed environment of the suite (`suite_environment_ids`) that registers baseline
+    policies.
+
+    A package whose ``baselines`` module exists but fails to import is reported on stderr and
+    left out, so one broken install never takes the others' baselines down."""
+    found: dict[str, Environment] = {}
+    for env_id in suite_environment_ids():
+        module = env_module(env_id)
         try:
             baselines = importlib.import_module(f"{module}.baselines")
             found[env_id] = Environment(
@@ -503,7 +515,7 @@ def main(argv: list[str] | None = None) -> None:
         "--env", action="append", help="an environment id to serve (repeatable; default: every installed one)"
     )
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--port", type=argument(most=65535), default=8765)
     args = parser.parse_args(argv)
     endpoint = BaselineEndpoint(_environments(args.env))
     for environment in endpoint.environments:

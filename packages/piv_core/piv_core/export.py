@@ -20,7 +20,14 @@ task, every column a string or an integer so rows of any environment share one s
 ``--check DIR`` re-loads the dataset written there, rebuilds each task from its ``data``
 column and runs the environment's own ``validate`` on it (the key re-derived from what the
 model is shown), and checks that every column agrees with the data it came from. It exits
-non-zero naming the first tasks that fail.
+non-zero with one line per failing row (the first `SHOWN`), naming the row and what fails.
+
+A dataset is read as untrusted input: each row is first checked against `Row` (its columns
+and their types, each text at most `MAX_CELL` characters), and its ``env_id`` and the ``id``
+of its ``config`` must both name an installed environment of this suite
+(`piv_core.endpoint.suite_environment_ids`, found without importing anything) before any
+module is resolved, so no row can make the check import a module it names. A bad row is a
+line of the report, never a traceback.
 """
 
 from __future__ import annotations
@@ -33,11 +40,63 @@ import json
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from piv_core.endpoint import suite_environment_ids
+from piv_core.knobs import argument, shown
 
 INPUT_FIELDS = ("files",)
 """Task-data fields that are served to the model beyond the prompt text."""
 TEXT_FIELDS = ("system_prompt", "prompt")
+MAX_CELL = 16 << 20
+"""The longest text a dataset cell may hold (16 Mi characters: the widest task of any
+environment, its prompt and data together, is well under 1 MiB)."""
+SHOWN = 20
+"""Failing rows listed by ``--check``; the rest are counted."""
+
+Text = Annotated[str, Field(max_length=MAX_CELL)]
+
+
+class Row(BaseModel):
+    """One dataset row, as `row_of` writes it: every column present, of its type, and no other."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    env_id: Annotated[str, Field(max_length=200)]
+    env_version: Annotated[str, Field(max_length=200)]
+    task_id: Text
+    idx: Annotated[int, Field(ge=0)]
+    name: Text
+    system_prompt: Text
+    prompt: Text
+    inputs: Text
+    key: Text
+    config: Text
+    data: Text
+
+
+class NotAnExport(ValueError):
+    """The directory holds no dataset `export` wrote."""
+
+
+def admitted(env_id: Any) -> str:
+    """`env_id` when it is an installed environment of this suite; else ValueError naming the
+    id and the suite. Nothing is imported: the ids come from the installed distributions."""
+    suite = suite_environment_ids()
+    if not isinstance(env_id, str) or env_id not in suite:
+        raise ValueError(
+            f"{shown(env_id)} is not an installed environment of this suite ({', '.join(suite)})"
+        )
+    return env_id
+
+
+def _first_error(error: ValidationError) -> str:
+    first = error.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in first["loc"]) or "value"
+    more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
+    return f"{where}: {first['msg']}{more}"
 
 
 def _base_fields() -> set[str]:
@@ -82,7 +141,7 @@ def _taskset(env_id: str, knobs: list[str], num_tasks: int) -> Any:
 
     from piv_core.cli import _eval_config
 
-    config = _eval_config([env_id, "-n", str(num_tasks), *knobs])
+    config = _eval_config([admitted(env_id), "-n", str(num_tasks), *knobs])
     return config.env.taskset, itertools.islice(vf.load_taskset(config.env.taskset), num_tasks)
 
 
@@ -111,46 +170,99 @@ def export(env_id: str, num_tasks: int, out: Path, knobs: list[str], progress: b
     return len(rows)
 
 
-def _tasks_of(rows: Iterable[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], Any]]:
-    """Each row with the task rebuilt from its ``data`` column by its environment's taskset."""
-    import verifiers.v1 as vf
+class _Rebuilder:
+    """Tasks rebuilt from rows: the taskset configuration of each (environment, config) once."""
 
-    from piv_core.cli import _eval_config
+    def __init__(self) -> None:
+        self.cache: dict[tuple[str, str], Any] = {}
 
-    cache: dict[tuple[str, str], Any] = {}
-    for row in rows:
-        where = (row["env_id"], row["config"])
-        if where not in cache:
-            config = _eval_config([row["env_id"], "-n", "1"]).env.taskset
-            config = type(config).model_validate_json(row["config"])
-            cache[where] = (config, type(vf.load_taskset(config)).task_type())
-        config, task_type = cache[where]
-        data = task_type.data_type().model_validate_json(row["data"])
-        yield row, task_type(data, config.task)
+    def task(self, row: Row) -> Any:
+        """The task `row` describes; ValueError naming the column that does not hold."""
+        import verifiers.v1 as vf
+
+        from piv_core.cli import _eval_config
+
+        where = (row.env_id, row.config)
+        if where not in self.cache:
+            try:
+                config_id = json.loads(row.config).get("id")
+            except (ValueError, AttributeError, RecursionError):
+                raise ValueError("config: not a JSON object") from None
+            if config_id != row.env_id:
+                raise ValueError(f"config: its id {shown(config_id)} is not the row's env_id {row.env_id!r}")
+            base = _eval_config([row.env_id, "-n", "1"]).env.taskset
+            try:
+                config = type(base).model_validate_json(row.config)
+            except ValidationError as error:
+                raise ValueError(f"config: {_first_error(error)}") from None
+            if config.id != row.env_id:  # what resolves the taskset below, as pydantic read it
+                raise ValueError(f"config: its id {shown(config.id)} is not the row's env_id {row.env_id!r}")
+            self.cache[where] = (config, type(vf.load_taskset(config)).task_type())
+        config, task_type = self.cache[where]
+        try:
+            data = task_type.data_type().model_validate_json(row.data)
+        except ValidationError as error:
+            raise ValueError(f"data: {_first_error(error)}") from None
+        return task_type(data, config.task)
 
 
-def problems(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
-    """Why each failing row fails: its columns disagree with its data, or its key does not validate."""
+def _problem(number: int, raw: Any, rebuild: _Rebuilder) -> str | None:
+    """Why row `number` fails, or None when it holds."""
 
     async def valid(task: Any) -> bool:
         return bool(await task.validate(None))
 
-    for row, task in _tasks_of(rows):
-        again = row_of(row["env_id"], row["env_version"], row["config"], task.data)
-        if again != row:
-            differing = sorted(k for k in row if again.get(k) != row[k])
-            yield f"{row['task_id']}: columns {differing} disagree with its data"
-        elif not asyncio.run(valid(task)):
-            yield f"{row['task_id']}: its key does not validate"
+    if not isinstance(raw, dict):
+        return f"row {number}: not a record of columns ({type(raw).__name__})"
+    try:
+        row = Row.model_validate(raw)
+    except ValidationError as error:
+        return f"row {number}: {_first_error(error)}"
+    try:
+        admitted(row.env_id)
+    except ValueError as error:
+        return f"row {number} ({shown(row.task_id)}): env_id: {error}"
+    try:
+        task = rebuild.task(row)
+    except ValueError as error:
+        return f"row {number} ({shown(row.task_id)}): {error}"
+    again = row_of(row.env_id, row.env_version, row.config, task.data)
+    if again != row.model_dump():
+        differing = sorted(k for k in again if again[k] != getattr(row, k))
+        return f"row {number} ({row.task_id}): columns {differing} disagree with its data"
+    try:
+        holds = asyncio.run(valid(task))
+    except Exception as error:  # the environment's own check failed on this row: reported, not raised
+        return f"row {number} ({row.task_id}): its key could not be checked ({type(error).__name__}: {error})"
+    return None if holds else f"row {number} ({row.task_id}): its key does not validate"
+
+
+def problems(rows: Iterable[Any]) -> Iterator[str]:
+    """One line per failing row: what in it is malformed, names no environment of this suite,
+    disagrees with its data, or does not validate."""
+    rebuild = _Rebuilder()
+    for number, row in enumerate(rows):
+        if (problem := _problem(number, row, rebuild)) is not None:
+            yield problem
 
 
 def check(out: Path) -> tuple[int, list[str]]:
-    """Re-load the dataset under `out` and re-validate every task; (rows checked, problems)."""
+    """Re-load the dataset under `out` and re-validate every task; (rows checked, problems).
+    Raises `NotAnExport` when `out` holds no dataset."""
     from datasets import load_from_disk
 
-    dataset = load_from_disk(str(out / "dataset"))
+    where = out / "dataset"
+    if not where.is_dir():
+        raise NotAnExport(f"{where} is not a directory; give the -o DIR of an export")
+    try:
+        dataset = load_from_disk(str(where))
+        count = len(dataset)
+    except Exception as error:  # whatever the loader raises on a directory it cannot read
+        raise NotAnExport(
+            f"{where} is not a dataset export wrote ({type(error).__name__}: {error})"
+        ) from None
     found = list(problems(dataset))
-    return len(dataset), found
+    return count, found
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -160,23 +272,32 @@ def main(argv: list[str] | None = None) -> None:
         epilog="Taskset knobs are passed as for eval, e.g. --env.taskset.level 2.",
     )
     parser.add_argument("env_id", nargs="?", help="the environment id")
-    parser.add_argument("-n", "--num-tasks", type=int, default=100, help="tasks to write (default 100)")
+    parser.add_argument(
+        "-n", "--num-tasks", type=argument(least=1), default=100, help="tasks to write (default 100)"
+    )
     parser.add_argument("-o", "--output", type=Path, help="the directory to write")
     parser.add_argument("--check", type=Path, metavar="DIR", help="re-load and re-validate an export")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args, knobs = parser.parse_known_args(argv)
     if args.check:
-        count, found = check(args.check)
-        for line in found[:20]:
+        try:
+            count, found = check(args.check)
+        except NotAnExport as error:
+            raise SystemExit(f"export check: {error}") from None
+        for line in found[:SHOWN]:
             print(line)
+        if len(found) > SHOWN:
+            print(f"... and {len(found) - SHOWN} more failing rows")
         print(f"export check: {count - len(found)}/{count} tasks valid in {args.check}")
         if found or not count:
             raise SystemExit(1)
         return
     if not args.env_id or not args.output:
         parser.error("give an environment id and -o DIR (or --check DIR)")
-    if args.num_tasks < 1:
-        parser.error(f"-n must be at least 1, got {args.num_tasks}")
+    try:
+        admitted(args.env_id)
+    except ValueError as error:
+        parser.error(f"environment {error}")
     written = export(args.env_id, args.num_tasks, args.output, knobs, progress=not args.no_progress)
     print(f"export: {written} tasks of {args.env_id} -> {args.output}/tasks.jsonl, {args.output}/dataset")
     if written < args.num_tasks:

@@ -4,7 +4,9 @@ An environment declares its rungs as a table, rung 1 the easiest::
 
     RUNGS = {1: {"num_transactions": 4, "fault_codes": ["NO_TAX_INVOICE"]}, 2: {...}, ...}
 
-and applies it in its config's after-validator::
+declares the knob as a `Level` and applies the table in its config's after-validator::
+
+    level: Level = None
 
     @model_validator(mode="after")
     def _level(self):
@@ -13,18 +15,23 @@ and applies it in its config's after-validator::
 ``level`` unset leaves every knob as given. A set level fills in its rung's knobs. A knob the
 user set explicitly to another value than the rung's fails at load naming both, so no run is
 silently a different rung than it says. A level outside the table fails naming ``level`` and
-the range.
+the range. A level is an integer only (`piv_core.knobs.integer`): ``True``, ``2.0``, ``" 2"`` and
+``"02"`` fail naming ``level``; the command line's ``--taskset.level 2`` is read as 2.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel
 
+from piv_core.knobs import integer
+
 Rungs = Mapping[int, Mapping[str, Any]]
 C = TypeVar("C", bound=BaseModel)
+Level = Annotated[int | None, integer()]
+"""The ``level`` knob: a rung number (an integer, never a bool or other text), or None for none."""
 
 
 def check_rungs(rungs: Rungs) -> None:
@@ -38,7 +45,7 @@ def apply_level(config: C, rungs: Rungs, knob: str = "level") -> C:
     level = getattr(config, knob)
     if level is None:
         return config
-    if level not in rungs:
+    if isinstance(level, bool) or not isinstance(level, int) or level not in rungs:
         raise ValueError(f"{knob} must be between 1 and {len(rungs)}, got {level}")
     for name, value in rungs[level].items():
         if name not in type(config).model_fields:

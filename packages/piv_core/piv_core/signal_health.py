@@ -34,6 +34,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from piv_core.knobs import DECIMAL, argument, whole
 from piv_core.runs import EvalRun, read_eval_run, task_key, trace_total
 
 NAIVE = {
@@ -198,7 +199,22 @@ def render(env_id: str, level: int | None, results: list[PolicyResult], tasks: i
 
 
 def _floats(text: str) -> list[float]:
-    return [float(v) for v in text.split(",") if v.strip()]
+    values = [v.strip() for v in text.split(",") if v.strip()]
+    if not values or not all(DECIMAL.fullmatch(v) and 0 <= float(v) <= 1 for v in values):
+        raise argparse.ArgumentTypeError(
+            f"noise shares are numbers from 0 to 1 in ASCII digits, got {text!r}"
+        )
+    return [float(v) for v in values]
+
+
+def _levels(text: str) -> list[int | None]:
+    """``--levels``: comma-separated rungs (ASCII digits), or 'none' for the default configuration."""
+    if text == "none":
+        return [None]
+    try:
+        return [whole(v.strip(), "--levels", most=MAX_LEVELS) for v in text.split(",") if v.strip()]
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -208,19 +224,23 @@ def main(argv: list[str] | None = None) -> None:
         epilog="Other arguments are passed to eval as taskset knobs, e.g. --env.taskset.selectors.",
     )
     parser.add_argument("env_id")
-    parser.add_argument("--levels", help="comma-separated rungs, or 'none' for the default configuration")
-    parser.add_argument("-n", "--num-tasks", type=int, default=40, help="tasks per rung (default 40)")
-    parser.add_argument("-r", "--group", type=int, default=8, help="rollouts per task for noisy policies")
+    parser.add_argument(
+        "--levels", type=_levels, help="comma-separated rungs, or 'none' for the default configuration"
+    )
+    parser.add_argument(
+        "-n", "--num-tasks", type=argument(least=1), default=40, help="tasks per rung (default 40)"
+    )
+    parser.add_argument(
+        "-r", "--group", type=argument(least=1), default=8, help="rollouts per task for noisy policies"
+    )
     parser.add_argument("--noisy", type=_floats, default=list(DEFAULT_NOISY), help="noise shares p")
     parser.add_argument("--naive", help="the naive policy (default: the environment's)")
     parser.add_argument("--runs", type=Path, default=Path("outputs/signal"), help="where the runs go")
     parser.add_argument("-o", "--output", type=Path, help="also write the markdown here")
     parser.add_argument("--reuse", action="store_true", help="read runs already under --runs")
     args, knobs = parser.parse_known_args(argv)
-    if args.levels == "none":
-        levels: list[int | None] = [None]
-    elif args.levels:
-        levels = [int(v) for v in args.levels.split(",")]
+    if args.levels:
+        levels: list[int | None] = args.levels
     else:
         levels = list(levels_of(args.env_id))
     naive = args.naive or NAIVE.get(args.env_id)

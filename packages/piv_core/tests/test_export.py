@@ -63,7 +63,7 @@ def test_tampered_key_fails_the_check(exported):
     data["bas"]["G1"] += 1
     rows[1]["data"] = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
     rows[1]["key"] = export._json({k: v for k, v in data.items() if k in ("bas", "faults")})
-    assert list(export.problems(rows)) == [f"{rows[1]['task_id']}: its key does not validate"]
+    assert list(export.problems(rows)) == [f"row 1 ({rows[1]['task_id']}): its key does not validate"]
 
 
 def test_a_column_that_disagrees_with_its_data_fails_the_check(exported):
@@ -84,5 +84,144 @@ def test_command_line(tmp_path, capsys):
     export.main(["--check", str(tmp_path)])
     assert "3/3 tasks valid" in capsys.readouterr().out
     (tmp_path / "dataset").rename(tmp_path / "gone")
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(SystemExit, match="dataset is not a directory"):
         export.main(["--check", str(tmp_path)])
+    (tmp_path / "dataset").mkdir()
+    (tmp_path / "dataset" / "state.json").write_text("{not json")
+    with pytest.raises(SystemExit, match="is not a dataset export wrote"):
+        export.main(["--check", str(tmp_path)])
+
+
+# ----------------------------------------------------------------------------- hostile datasets
+
+SENTINEL = "piv_export_sentinel"
+"""A module on sys.path that records being imported: a row naming it must never import it."""
+BAD_IDS = [
+    "this",
+    "os",
+    "json",
+    "../x",
+    "x/y@1",
+    "",
+    " geo-reprojection-v1",
+    "geo_reprojection_v1",
+    "Geo-Reprojection-V1",
+    "geo-reprojection-v1@0.1",
+    "org/geo-reprojection-v1",
+    SENTINEL,
+    "x" * 5000,
+]
+
+
+@pytest.fixture
+def sentinel(tmp_path, monkeypatch):
+    """The sentinel module on sys.path, and every taskset resolution the check makes, recorded."""
+    import sys
+
+    import piv_core.cli
+
+    marker = tmp_path / "imported"
+    (tmp_path / f"{SENTINEL}.py").write_text(f"open({str(marker)!r}, 'w').write('imported')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("this", SENTINEL):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    resolved: list[str] = []
+    real = piv_core.cli._eval_config
+
+    def recording(argv):
+        resolved.append(argv[0])
+        return real(argv)
+
+    monkeypatch.setattr(piv_core.cli, "_eval_config", recording)
+    imported: list[str] = []
+    sys.addaudithook(lambda event, args: imported.append(args[0]) if event == "import" else None)
+    yield resolved, imported, marker
+    assert not marker.exists(), "a module a dataset named was imported"
+
+
+def _bad_rows(good: dict) -> list[tuple[dict | object, str]]:
+    """(row, what its one problem line must name): every column missing, mistyped or hostile."""
+    cases: list[tuple[dict | object, str]] = []
+    for column in good:
+        cases.append(({k: v for k, v in good.items() if k != column}, column))
+        wrong = 7 if isinstance(good[column], str) else str(good[column])
+        cases.append(({**good, column: wrong}, column))
+        cases.append(({**good, column: None}, column))
+    cases += [
+        ({**good, "extra": "x"}, "extra"),
+        ({**good, "idx": True}, "idx"),
+        ({**good, "idx": -1}, "idx"),
+        ({**good, "prompt": "x" * (export.MAX_CELL + 1)}, "prompt"),
+        (["not", "a", "row"], "not a record"),
+        (None, "not a record"),
+    ]
+    cases += [({**good, "env_id": bad}, "env_id") for bad in BAD_IDS]
+    config = json.loads(good["config"])
+    for bad in [
+        "not json",
+        "[]",
+        '"x"',
+        "[" * 100_000,
+        "{}",
+        json.dumps({**config, "id": "this"}),
+        json.dumps({**config, "id": "au-bas-reconciliation-v1"}),
+        good["config"][:-1] + ',"id":"this"}',
+    ]:
+        cases.append(({**good, "config": bad}, "config"))
+    cases.append(({**good, "config": json.dumps({**config, "families": "reproject"})}, "config: families"))
+    cases.append(({**good, "config": json.dumps({**config, "level": True})}, "config: level"))
+    for bad in ["not json", "{}", "[" * 100_000, json.dumps({**json.loads(good["data"]), "idx": "x"})]:
+        cases.append(({**good, "data": bad}, "data"))
+    return cases
+
+
+def test_every_bad_row_is_one_line_naming_it_and_nothing_it_names_is_imported(exported, sentinel):
+    resolved, imported, _ = sentinel
+    path, _ = exported["geo-reprojection-v1"]
+    good = _rows(path)[0]
+    cases = _bad_rows(good)
+    rows = [good] + [row for row, _ in cases]
+    found = list(export.problems(rows))
+    assert len(found) == len(cases), "\n".join(found)
+    for number, (line, (_, names)) in enumerate(zip(found, cases, strict=True), start=1):
+        assert line.startswith(f"row {number}"), line
+        assert names in line, (names, line)
+        assert "Traceback" not in line and len(line) < 2000, line
+    assert set(resolved) <= set(export.suite_environment_ids()), resolved
+    assert not {"this", SENTINEL} & set(imported), imported
+
+
+def test_the_check_command_on_a_hostile_dataset_exits_non_zero_one_line_a_row(exported, tmp_path):
+    import subprocess
+    import sys
+
+    path, _ = exported["geo-reprojection-v1"]
+    good = _rows(path)[0]
+    rows = [good] + [{**good, "env_id": bad} for bad in ("this", "os", "../x", SENTINEL)]
+    rows += [{**good, "data": "{}"}, {**good, "config": "[]"}]
+    datasets.Dataset.from_list(rows).save_to_disk(str(tmp_path / "dataset"))
+    (tmp_path / f"{SENTINEL}.py").write_text("print('SENTINEL IMPORTED')\n")
+    done = subprocess.run(
+        [sys.executable, "-c", "from piv_core.export import main; main()", "--check", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env={**__import__("os").environ, "PYTHONPATH": str(tmp_path)},
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out
+    assert "Traceback" not in out and "Zen of Python" not in out and "SENTINEL IMPORTED" not in out, out
+    lines = [line for line in done.stdout.splitlines() if line.startswith("row ")]
+    assert [line.split(":")[0].split(" (")[0] for line in lines] == [f"row {n}" for n in range(1, 7)], out
+    assert "export check: 1/7 tasks valid" in done.stdout, out
+
+
+def test_export_refuses_an_environment_outside_the_suite_before_importing_it(tmp_path, sentinel, capsys):
+    for bad in ("this", SENTINEL, "json"):
+        with pytest.raises(SystemExit):
+            export.main([bad, "-n", "1", "-o", str(tmp_path / "out")])
+        assert "not an installed environment of this suite" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        export.main(["geo-reprojection-v1", "-n", "١", "-o", str(tmp_path / "out")])
+    assert "ASCII digits" in capsys.readouterr().err
