@@ -1,7 +1,7 @@
 """The release preflight: mint the keyed population, gate every world, and write the signed manifest.
 
 ``beancount-ledger-preflight [--train 1000] [--eval 200] [--hard 200] [--levels 1,2,3,4 [--level-worlds 100]]
-[--manifest PATH]``
+[--search 24] [--manifest PATH]``
 
 ``--levels`` also certifies rungs of the difficulty ladder (`ladder.py`): ``train:<n>:level<k>`` and
 ``eval:<n>:level<k>`` for the first ``--level-worlds`` indices of each split, at each rung given, so that
@@ -12,7 +12,9 @@ Phase 1, offline, in worker processes, on every minted world:
 - every public file is within its envelope (`contract.envelope_problems`);
 - the golden ledger scores 1.0, and so does the reference bookkeeper working from the public files;
 - the ledger as given, and every attack of the corpus (`attacks.py`), scores no more than the
-  entitlement oracle allows (`entitlement.py`), and the ledger as given scores below 1.0.
+  entitlement oracle allows (`entitlement.py`), and the ledger as given scores below 1.0;
+- so does every edit set of a bounded generative search (`mutations.search`, ``--search`` edit sets
+  per world, seeded by the world, so a rerun tries the same ones).
 
 Phase 2 signs a pending manifest of the worlds that passed and verifies every record through the
 real serving door in a fresh process: verifiers resolves the env config and loads the taskset as
@@ -24,6 +26,7 @@ both phases. Exit status 0 only when every world passed.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import multiprocessing
 import os
@@ -45,7 +48,9 @@ class Minted:
     record: dict[str, Any] | None = None
     failures: list[str] = field(default_factory=list)
     attacks: list[Any] = field(default_factory=list)
-    """`attacks.AttackResult` of every attack on this world."""
+    """`attacks.AttackResult` of every attack on this world (the generative search: its worst edit set)."""
+    searched: int = 0
+    """Edit sets the generative search tried on this world."""
 
 
 def population(train: int, eval_: int, hard: int, levels: list[int] = (), level_worlds: int = 0) -> list[str]:
@@ -85,9 +90,13 @@ def levels(text: str) -> list[int]:
     return sorted(set(out))
 
 
-def mint(selector: str) -> Minted:
+SEARCH = 24
+"""Edit sets the generative search tries per world by default."""
+
+
+def mint(selector: str, search: int = SEARCH) -> Minted:
     """Phase 1 for one selector (runs in a worker; the secret comes from the environment)."""
-    from beancount_ledger import attacks, baselines, render
+    from beancount_ledger import attacks, baselines, mutations, render
     from beancount_ledger.answer import golden_ledger, key_of
     from beancount_ledger.entitlement import entitled
     from beancount_ledger.scorer import score
@@ -114,9 +123,13 @@ def mint(selector: str) -> Minted:
         if not untouched < 1.0 or untouched > bound + attacks.EPSILON:
             out.failures.append(f"ledger as given scores {untouched} (entitled to {bound})")
         out.attacks = attacks.audit(w)
-        for result in out.attacks:
+        searched = mutations.search(w, search)
+        out.searched = len(searched)
+        for result in [*out.attacks, *searched]:
             if result.exploit:
                 out.failures.append(f"attack {result.name} scores {result.reward} > {result.entitlement}")
+        if searched:
+            out.attacks.append(max(searched, key=lambda r: (r.reward - r.entitlement, r.reward)))
         out.record = {
             **({} if (level := ladder.level_of(selector)) is None else {"level": level}),
             "population": keys.population(selector),
@@ -144,12 +157,12 @@ def _progress():
     )
 
 
-def phase_one(selectors: list[str], workers: int) -> list[Minted]:
+def phase_one(selectors: list[str], workers: int, search: int = SEARCH) -> list[Minted]:
     context = multiprocessing.get_context("spawn")
     results: list[Minted] = []
     with context.Pool(workers) as pool, _progress() as bar:
         task = bar.add_task("phase 1: offline gates", total=len(selectors))
-        for minted in pool.imap_unordered(mint, selectors, chunksize=4):
+        for minted in pool.imap_unordered(functools.partial(mint, search=search), selectors, chunksize=4):
             results.append(minted)
             bar.advance(task)
     order = {s: i for i, s in enumerate(selectors)}
@@ -213,6 +226,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--manifest", default=None, help=f"where to write it (default {release.DEFAULT_MANIFEST})"
     )
+    parser.add_argument(
+        "--search",
+        type=argument(least=0),
+        default=SEARCH,
+        help=f"generative edit sets per world (default {SEARCH})",
+    )
     parser.add_argument("--workers", type=argument(least=1), default=os.cpu_count() or 1)
     parser.add_argument("--verify", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -226,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     selectors = population(args.train, args.eval, args.hard, args.levels, args.level_worlds)
     for selector in selectors:
         keys.expand(selector)  # the indices are in range
-    minted = phase_one(selectors, max(1, args.workers))
+    minted = phase_one(selectors, max(1, args.workers), args.search)
     passed = {m.selector: m.record for m in minted if not m.failures and m.record}
     failed = [m for m in minted if m.failures]
     pending = target.with_name(target.stem + ".pending.json")
@@ -245,6 +264,10 @@ def main(argv: list[str] | None = None) -> int:
     from beancount_ledger import attacks
 
     print(attacks.table(r for m in minted for r in m.attacks))
+    print(
+        f"generative search: {sum(m.searched for m in minted):,} edit sets over {len(minted)} worlds "
+        f"({args.search} per world; the table's generative_search row is each world's worst)"
+    )
     print(f"phase 1 (offline gates): {len(passed)}/{len(selectors)} worlds passed")
     for m in failed[:10]:
         print(f"  {m.selector}: {'; '.join(m.failures)}")
