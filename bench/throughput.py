@@ -1,6 +1,7 @@
 """Throughput through verifiers' env-server pool: N concurrent episodes per environment and harness.
 
     uv run python bench/throughput.py [--episodes N] [--workers W] [--env ID ...] [--harness H ...]
+                                      [--public-sdk-path]
 
 The model is the baseline endpoint (oracle, or the reference bookkeeper for beancount-ledger),
 so an episode's time outside the model is what the environment, verifiers and the harness
@@ -10,7 +11,9 @@ scoring) minus its model time, as median and p99 over `SEQUENTIAL` episodes run 
 (so no episode waits for another); the CPU seconds the pool's processes (server, workers, tool
 servers, sandboxes: every descendant) spent per episode; and their peak resident memory.
 ``default`` is the environment's own harness (in-process); ``null`` is verifiers' process
-per episode.
+per episode. ``--public-sdk-path`` turns the fast model-turn path off in the env servers
+(``PIV_OPENAI_FAST_PATH=0``): every turn then takes the openai SDK's public path, as it does when
+the SDK's private pieces fail their probe (`piv_core.openai_internals`).
 
 For an environment whose tools do real work (beancount-ledger: the sandboxed beancount checks
 of `write_ledger` and `run_beancount`), the overhead is also given without that work: each of
@@ -33,6 +36,7 @@ from pathlib import Path
 
 import verifiers.v1 as vf
 from piv_core.endpoint import running_endpoint
+from piv_core.openai_internals import FORCE_PUBLIC
 from piv_core.serving import env_server_pool
 from verifiers.v1.serve import EnvClient
 
@@ -193,7 +197,14 @@ def main() -> None:
         ],
     )
     parser.add_argument("--harness", nargs="*", default=["default", "null"])
+    parser.add_argument(
+        "--public-sdk-path",
+        action="store_true",
+        help="every model turn through the openai SDK's public path (the fast path's fallback)",
+    )
     args = parser.parse_args()
+    if args.public_sdk_path:
+        os.environ[FORCE_PUBLIC] = "0"  # read by the spawned env servers at their first turn
     print(
         "| environment | harness | episodes | errors | mean reward | episodes/s | overhead median | "
         "overhead p99 | overhead median without the tools' work | CPU / episode | peak RSS |"

@@ -31,6 +31,10 @@ builds. A `Turn` keeps the stream's chunks as decoded JSON; `Turn.completion` is
 SDK's ``ChatCompletion`` from them (the program's own ``_read_chat_completion`` over the SDK's
 chunk objects) for any stream that is not a plain one-choice text reply (`_plain`): a reply
 that calls a tool, which the program then goes on with, or anything the SDK must judge itself.
+
+Every private piece of the SDK named above is reached through `piv_core.openai_internals`, and
+only once its probe has passed (`fast_path`). Without it the SDK's public path is taken: the
+single-reply harness runs the chat program whole, and `sdk_completion` is ``client.post`` itself.
 """
 
 from __future__ import annotations
@@ -46,11 +50,8 @@ from typing import Any
 
 import certifi
 import httpx
-from openai import APIConnectionError, APIError, APITimeoutError, AsyncOpenAI
-from openai._models import FinalRequestOptions
-from openai._streaming import SSEDecoder
-from openai._utils._json import openapi_dumps
-from openai.types.chat import ChatCompletionChunk
+from openai import APIConnectionError, APIError, APITimeoutError, AsyncOpenAI, AsyncStream
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from tenacity import (
     AsyncRetrying,
     before_sleep_log,
@@ -58,6 +59,8 @@ from tenacity import (
     stop_after_attempt,
     wait_random_exponential,
 )
+
+from piv_core import openai_internals as sdk_internals
 
 logger = logging.getLogger(__name__)
 
@@ -88,9 +91,7 @@ class _Replayed:
 
     async def __aiter__(self) -> AsyncIterator[Any]:
         for chunk in self._chunks:
-            yield self._sdk._process_response_data(
-                data=chunk, cast_to=ChatCompletionChunk, response=self.response
-            )
+            yield sdk_internals.chunk_object(self._sdk, chunk, self.response)
         if self._error is not None:
             raise self._error
 
@@ -128,11 +129,6 @@ def _sdk(base_url: str) -> AsyncOpenAI:
     return AsyncOpenAI(
         base_url=base_url, api_key="-", timeout=TIMEOUT, http_client=httpx.AsyncClient(verify=_verify())
     )
-
-
-@lru_cache(maxsize=1)
-def _retry_options() -> FinalRequestOptions:
-    return FinalRequestOptions.construct(method="post", url=f"/{PATH}")
 
 
 def request_headers(sdk: AsyncOpenAI, retry_count: str | None, retries_taken: int) -> dict[str, str]:
@@ -189,17 +185,17 @@ async def _send(sdk: AsyncOpenAI, content: bytes, retry_count: str | None) -> ht
             raise APIConnectionError(request=request) from error
         if response.is_success:
             return response
-        if remaining > 0 and sdk._should_retry(response):
+        if remaining > 0 and sdk_internals.should_retry(sdk, response):
             await response.aclose()
             await _backoff(sdk, remaining, response.headers)
             continue
         await response.aread()
-        raise sdk._make_status_error_from_response(response) from None
+        raise sdk_internals.status_error(sdk, response) from None
     raise RuntimeError("the request loop ended without a response")
 
 
 async def _backoff(sdk: AsyncOpenAI, remaining: int, headers: httpx.Headers | None) -> None:
-    await asyncio.sleep(sdk._calculate_retry_timeout(remaining, _retry_options(), headers))
+    await asyncio.sleep(sdk_internals.retry_timeout(sdk, remaining, headers))
 
 
 DRAIN_BYTES = 1 << 16
@@ -213,7 +209,7 @@ async def _read(response: httpx.Response) -> tuple[list[Any], BaseException | No
     error: BaseException | None = None
     received = response.aiter_bytes()
     try:
-        async for sse in SSEDecoder().aiter_bytes(received):
+        async for sse in sdk_internals.sse_events(received):
             if sse.data.startswith("[DONE]"):
                 break
             data = sse.json()
@@ -305,12 +301,27 @@ async def _turn(response: httpx.Response, sdk: AsyncOpenAI, read_chat_completion
     return Turn(chunks, await read_chat_completion(_Replayed(sdk, chunks, error, response)))
 
 
+def fast_path() -> bool:
+    """Whether turns are made here (the SDK's private pieces passed their probe, see
+    `piv_core.openai_internals`); when not, callers take the SDK's public path."""
+    return sdk_internals.available()
+
+
 async def sdk_completion(sdk: AsyncOpenAI, body: dict[str, Any], read_chat_completion: Callable) -> Any:
     """The ``ChatCompletion`` that ``sdk.post("/chat/completions", body=body, stream=True,
     stream_cls=AsyncStream[ChatCompletionChunk])`` read by `read_chat_completion` (a program's
     ``_read_chat_completion``) gives, made as `request_turn` makes its request; the stream is
-    read once, not retried."""
-    response = await _send(sdk, openapi_dumps(body), None)
+    read once, not retried. Without the fast path (`fast_path`) it is that very call."""
+    if not fast_path():
+        stream = await sdk.post(
+            f"/{PATH}",
+            body=body,
+            cast_to=ChatCompletion,
+            stream=True,
+            stream_cls=AsyncStream[ChatCompletionChunk],
+        )
+        return await read_chat_completion(stream)
+    response = await _send(sdk, sdk_internals.dumps(body), None)
     chunks, error = await _read(response)
     return await read_chat_completion(_Replayed(sdk, chunks, error, response))
 
@@ -319,9 +330,12 @@ async def request_turn(
     base_url: str, secret: str, model: str, messages: list[dict], read_chat_completion: Callable
 ) -> Turn:
     """One model turn for `messages`, requested and read as the chat program's ``chat`` does;
-    `read_chat_completion` is the program's own reader, for streams that are not plain."""
+    `read_chat_completion` is the program's own reader, for streams that are not plain. Only
+    with the fast path (`fast_path`); without it the caller runs the program's own request."""
+    if not fast_path():
+        raise RuntimeError("the fast model-turn path is off (see piv_core.openai_internals)")
     sdk = _sdk(base_url).with_options(api_key=secret)
-    content = openapi_dumps(chat_body(model, messages))
+    content = sdk_internals.dumps(chat_body(model, messages))
     try:
         async for attempt in AsyncRetrying(
             retry=retry_if_exception_type((APIConnectionError, httpx.TransportError)),

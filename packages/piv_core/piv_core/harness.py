@@ -270,7 +270,8 @@ class SingleReplyHarness(InProcessNullHarness):
     fraction of the SDK's cost). A plain text reply ends the episode there, as the program's
     loop ends at a reply without tool calls; any other reply (it calls a tool, or its stream
     is one the SDK must accumulate itself) is handed to the program, which goes on from it.
-    With tool servers configured the program runs whole."""
+    With tool servers configured, or without the fast path (the SDK's private pieces failed
+    their probe, `piv_core.openai_internals`), the program runs whole."""
 
     async def launch(
         self,
@@ -283,9 +284,10 @@ class SingleReplyHarness(InProcessNullHarness):
         data: TaskData,
         tool_interception_url: str | None = None,
     ) -> ProgramResult:
-        if mcp_urls:
+        from piv_core.chat_request import fast_path, request_turn
+
+        if mcp_urls or not fast_path():
             return await self.run_program(ctx, trace, endpoint, secret, mcp_urls, data, tool_interception_url)
-        from piv_core.chat_request import request_turn
 
         system_prompt, prompt = self.resolve_prompt(data)
         reader = program_namespace(self.program_source())["_read_chat_completion"]

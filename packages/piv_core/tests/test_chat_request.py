@@ -8,6 +8,12 @@ with the SDK) and through `SingleReplyHarness.launch` (`piv_core.chat_request`, 
 only for what follows a non-plain reply). With `random` seeded the same, the two must send the
 same requests (body bytes and every header), sleep the same backoffs, and end with the same
 exit code and the same final error line.
+
+The whole matrix runs again with the SDK's public path forced (``PIV_OPENAI_FAST_PATH=0``, and
+the private pieces of `piv_core.openai_internals` made unusable), so the fallback episode is the
+program's too, hence the fast path's. `sdk_completion` (beancount-ledger's loop) is compared with
+its public path, ``client.post``, the same way; and each way a release of the SDK could break a
+private piece turns the fast path off, with one warning naming it.
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ import random
 from types import SimpleNamespace
 
 import anyio
+import httpx
+import openai
 import pytest
 import verifiers.v1 as vf
 from aiohttp import web
@@ -26,8 +34,15 @@ from piv_core.compat import IN_PROCESS_HARNESS
 if not IN_PROCESS_HARNESS:
     pytest.skip("the in-process harness runs verifiers 0.4's chat program", allow_module_level=True)
 
+from openai._base_client import BaseClient  # noqa: E402
 from piv_core import chat_request  # noqa: E402
-from piv_core.harness import SingleReplyHarness, opening_messages, run_chat_program  # noqa: E402
+from piv_core import openai_internals as sdk_internals  # noqa: E402
+from piv_core.harness import (  # noqa: E402
+    SingleReplyHarness,
+    opening_messages,
+    program_namespace,
+    run_chat_program,
+)
 from verifiers.v1.harnesses.null import NullHarnessConfig  # noqa: E402
 from verifiers.v1.harnesses.utils.launch import CHAT_PROGRAM_SOURCE  # noqa: E402
 
@@ -268,8 +283,25 @@ def _scenarios() -> list[list[str]]:
     return single + pairs + sampled + [["500", "500", "500"], ["cut", "cut", "cut"], ["drop", "drop", "drop"]]
 
 
+def _force_public(monkeypatch) -> None:
+    """The SDK's public path from here on, with every private piece unusable if reached."""
+    sdk_internals.available.cache_clear()
+    monkeypatch.setenv(sdk_internals.FORCE_PUBLIC, "0")
+    monkeypatch.setattr(sdk_internals, "_found", {})
+
+
+@pytest.fixture(params=["fast", "public"])
+def sdk_path(request, monkeypatch):
+    if request.param == "public":
+        _force_public(monkeypatch)
+    yield request.param
+    if request.param == "public":
+        sdk_internals.available.cache_clear()
+
+
 @pytest.mark.parametrize("script", _scenarios(), ids=lambda s: "+".join(s))
-def test_the_harness_turn_is_the_programs(served, script):
+def test_the_harness_turn_is_the_programs(served, sdk_path, script):
+    assert chat_request.fast_path() is (sdk_path == "fast")
     endpoint, sleeps = served
     runs = asyncio.run(_both(endpoint, sleeps, script))
     (program_seen, program_sleeps, program_end) = runs["program"]
@@ -341,3 +373,125 @@ def test_with_tool_servers_the_program_runs_whole(monkeypatch):
         harness.launch(SimpleNamespace(model="m"), trace, None, "http://x/v1", "k", servers, DATA)
     )
     assert result.exit_code == 0 and calls == [(servers, None)]
+
+
+SDK_COMPLETION_SCRIPTS = [
+    ["reply"],
+    ["reasoned"],
+    ["tool_call"],
+    ["two_choices"],
+    ["framed"],
+    ["unmarked"],
+    ["cut"],
+    ["nothing"],
+    ["error_event"],
+    ["bad_json"],
+    ["text_then_error"],
+    ["400"],
+    ["401"],
+    ["409", "reply"],
+    ["429", "reply"],
+    ["500", "500", "500"],
+    ["502_no_retry"],
+    ["drop", "reply"],
+    ["drop", "drop", "drop"],
+]
+
+
+def _completion_outcome(completion) -> tuple:
+    return ("completion", completion.model_dump(mode="json"))
+
+
+@pytest.mark.parametrize("script", SDK_COMPLETION_SCRIPTS, ids=lambda s: "+".join(s))
+def test_sdk_completion_is_the_sdks_post(served, monkeypatch, script):
+    """`sdk_completion` on the fast path and on the SDK's own ``client.post``: the same requests,
+    backoffs and completion (or error)."""
+    endpoint, sleeps = served
+    reader = program_namespace(CHAT_PROGRAM_SOURCE)["_read_chat_completion"]
+    body = chat_request.chat_body("policy-7", opening_messages("sys", "task \u00e9"), None, 512)
+
+    async def both() -> dict[str, tuple]:
+        runner, base_url = await _serve(endpoint)
+        runs = {}
+        try:
+            for path in ("fast", "public"):
+                if path == "public":
+                    _force_public(monkeypatch)
+                assert chat_request.fast_path() is (path == "fast")
+                endpoint.script, endpoint.seen = list(script), []
+                sleeps.clear()
+                random.seed(20261202)
+                http = httpx.AsyncClient()
+                client = openai.AsyncOpenAI(base_url=base_url, api_key="sk-secret", http_client=http)
+                try:
+                    outcome = _completion_outcome(await chat_request.sdk_completion(client, body, reader))
+                except Exception as error:
+                    outcome = ("error", type(error).__name__, str(error))
+                finally:
+                    await client.close()
+                runs[path] = (endpoint.seen, list(sleeps), outcome)
+        finally:
+            await runner.cleanup()
+            sdk_internals.available.cache_clear()
+        return runs
+
+    runs = asyncio.run(both())
+    assert runs["fast"][0] and runs["fast"] == runs["public"]
+
+
+def _no_event_names(monkeypatch):
+    class Decoder(openai._streaming.SSEDecoder):
+        def decode(self, line):
+            return None if line.startswith("event:") else super().decode(line)
+
+    monkeypatch.setattr(openai._streaming, "SSEDecoder", Decoder)
+
+
+BREAKAGES = {
+    "openapi_dumps": lambda mp: mp.delattr(openai._utils._json, "openapi_dumps"),
+    "openapi_dumps escaping": lambda mp: mp.setattr(
+        openai._utils._json, "openapi_dumps", lambda obj: json.dumps(obj).encode()
+    ),
+    "SSEDecoder": lambda mp: mp.delattr(openai._streaming, "SSEDecoder"),
+    "SSEDecoder without event names": _no_event_names,
+    "FinalRequestOptions": lambda mp: mp.delattr(openai._models, "FinalRequestOptions"),
+    "_should_retry": lambda mp: mp.delattr(BaseClient, "_should_retry"),
+    "_should_retry never": lambda mp: mp.setattr(BaseClient, "_should_retry", lambda self, r: False),
+    "_calculate_retry_timeout": lambda mp: mp.setattr(
+        BaseClient, "_calculate_retry_timeout", lambda self, remaining, options, headers=None: 0.5
+    ),
+    "_make_status_error_from_response": lambda mp: mp.setattr(
+        BaseClient,
+        "_make_status_error_from_response",
+        lambda self, response: openai.APIStatusError("failed", response=response, body=None),
+    ),
+    "_process_response_data": lambda mp: mp.setattr(
+        BaseClient, "_process_response_data", lambda self, *, data, cast_to, response: data
+    ),
+}
+
+
+@pytest.mark.parametrize("breakage", sorted(BREAKAGES))
+def test_a_broken_private_piece_turns_the_fast_path_off_with_one_warning(monkeypatch, caplog, breakage):
+    sdk_internals.available.cache_clear()
+    assert sdk_internals.available()
+    with monkeypatch.context() as broken:
+        BREAKAGES[breakage](broken)
+        sdk_internals.available.cache_clear()
+        with caplog.at_level("WARNING", logger=sdk_internals.__name__):
+            assert not sdk_internals.available() and not chat_request.fast_path()
+            assert not sdk_internals.available()
+        warnings = [r for r in caplog.records if r.name == sdk_internals.__name__]
+        assert len(warnings) == 1 and breakage.split()[0] in warnings[0].getMessage()
+        assert sdk_internals._found == {}
+        with pytest.raises(RuntimeError, match="fast model-turn path is off"):
+            asyncio.run(chat_request.request_turn("http://127.0.0.1:1/v1", "k", "m", [], None))
+    sdk_internals.available.cache_clear()
+    assert sdk_internals.available()
+
+
+def test_the_probe_leaves_the_random_state_alone():
+    random.seed(5)
+    state = random.getstate()
+    sdk_internals.available.cache_clear()
+    assert sdk_internals.available() and random.getstate() == state
