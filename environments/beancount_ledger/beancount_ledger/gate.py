@@ -47,8 +47,9 @@ from typing import Any
 
 from beancount.core import data
 from beancount.ops import balance, pad, validation
-from beancount.parser import _parser, booking, grammar, options, printer
+from beancount.parser import booking, grammar, options, printer
 
+from beancount_ledger.beancount_internals import Parser
 from beancount_ledger.limits import LEDGER_ENVELOPE, MAX_CHECK_COST
 from beancount_ledger.render import ALLOWED_OPTIONS, CURRENCY
 
@@ -227,7 +228,7 @@ def parse(text: str) -> tuple[list[Any], list[Any], dict[str, Any], list[tuple[s
     """`parser.parse_string(text)` with the directives the grammar recognised:
     (entries, errors, options map, [(kind, line, name)])."""
     builder = _Recorder()
-    _parser.Parser(builder).parse(io.BytesIO(text.encode("utf-8")), filename="<string>", lineno=1)
+    Parser(builder).parse(io.BytesIO(text.encode("utf-8")), filename="<string>", lineno=1)
     try:
         entries, errors, options_map = builder.finalize()
     except Exception:
