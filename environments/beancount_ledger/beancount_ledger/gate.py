@@ -91,7 +91,8 @@ class Loaded:
 
 
 class _Recorder(grammar.Builder):
-    """beancount's grammar builder, noting every directive that names a file, a module or an option."""
+    """beancount's grammar builder, noting every directive that names a file, a module or an option,
+    and every reserved metadata key written (`reserved`), with its line."""
 
     def __init__(self) -> None:
         super().__init__()
