@@ -70,7 +70,7 @@ above. List only rows that have faults; use {{}} when no row has one.
 - Only the last <answer> block in your reply is read; text outside it is ignored."""
 
 _ASKED = re.compile(r"^BAS labels to report: (.+)$", re.MULTILINE)
-_PERIOD = re.compile(r"\((\d{4}-\d{2}-\d{2}) to (\d{4}-\d{2}-\d{2})\)")
+_PERIOD = re.compile(r"\((\d{4}-\d{2}-\d{2}) to (\d{4}-\d{2}-\d{2})\)", re.ASCII)
 _LEDGER = re.compile(r"```csv\n(.*?)\n```", re.DOTALL)
 
 

@@ -141,11 +141,11 @@ def user_prompt(problem: Problem, tolerance: float) -> str:
 
 _NUMBER = r"(-?\d+(?:\.\d+)?)"
 _TASK = re.compile(r"^Task: (.+)$", re.MULTILINE)
-_EPSG = re.compile(r"^(?:From|To): .*?\(EPSG:(\d+)\)", re.MULTILINE)
-_GRID_POINT = re.compile(rf"^Point: easting {_NUMBER}, northing {_NUMBER}$", re.MULTILINE)
+_EPSG = re.compile(r"^(?:From|To): .*?\(EPSG:(\d+)\)", re.MULTILINE | re.ASCII)
+_GRID_POINT = re.compile(rf"^Point: easting {_NUMBER}, northing {_NUMBER}$", re.MULTILINE | re.ASCII)
 _LONLAT = rf"longitude {_NUMBER}, latitude {_NUMBER}$"
-_POINT = re.compile(rf"^Point: {_LONLAT}", re.MULTILINE)
-_POINTS = re.compile(rf"^Point A: {_LONLAT}\n^Point B: {_LONLAT}", re.MULTILINE)
+_POINT = re.compile(rf"^Point: {_LONLAT}", re.MULTILINE | re.ASCII)
+_POINTS = re.compile(rf"^Point A: {_LONLAT}\n^Point B: {_LONLAT}", re.MULTILINE | re.ASCII)
 _TOLERANCE = re.compile(r"^Tolerance: within (\S+) (?:m|degrees) ", re.MULTILINE)
 
 
@@ -172,7 +172,7 @@ def read_problem(text: str) -> tuple[Problem, float]:
     return Problem(family, grid, tuple(float(value) for value in found.groups())), float(tolerance.group(1))
 
 
-_PART = re.compile(r"^Part (\d+)$", re.MULTILINE)
+_PART = re.compile(r"^Part (\d+)$", re.MULTILINE | re.ASCII)
 _SCORING = re.compile(r"^Scoring: .*$", re.MULTILINE)
 
 

@@ -119,8 +119,8 @@ written exactly as above. List only rows that have faults; use {{}} when no row 
 - Only the last <answer> block in your reply is read; text outside it is ignored."""
 
 _ASKED = re.compile(r"^Figures to report: (.+)$", re.MULTILINE)
-_BUSINESS_ZIP = re.compile(r"^Business ZIP: (\d{5})$", re.MULTILINE)
-_QUARTER = re.compile(r"^Filing quarter: (\d{4}) Q([1-4])\b", re.MULTILINE)
+_BUSINESS_ZIP = re.compile(r"^Business ZIP: (\d{5})$", re.MULTILINE | re.ASCII)
+_QUARTER = re.compile(r"^Filing quarter: (\d{4}) Q([1-4])\b", re.MULTILINE | re.ASCII)
 _LEDGER = re.compile(r"```csv\n(.*?)\n```", re.DOTALL)
 
 

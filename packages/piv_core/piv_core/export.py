@@ -94,9 +94,9 @@ def admitted(env_id: Any) -> str:
 
 def _first_error(error: ValidationError) -> str:
     first = error.errors(include_url=False)[0]
-    where = ".".join(str(part) for part in first["loc"]) or "value"
+    where = ".".join(str(part) for part in first["loc"])
     more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
-    return f"{where}: {first['msg']}{more}"
+    return f"{where + ': ' if where else ''}{first['msg']}{more}"
 
 
 def _base_fields() -> set[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 
 import pytest
 from piv_core import export
@@ -225,3 +226,19 @@ def test_export_refuses_an_environment_outside_the_suite_before_importing_it(tmp
     with pytest.raises(SystemExit):
         export.main(["geo-reprojection-v1", "-n", "١", "-o", str(tmp_path / "out")])
     assert "ASCII digits" in capsys.readouterr().err
+
+
+def test_a_prompt_whose_numbers_are_in_another_script_does_not_validate(exported):
+    path, _ = exported["geo-reprojection-v1"]
+    rows = _rows(path)
+    eastern = str.maketrans("0123456789", "\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669")
+    edited = []
+    for row in rows:
+        data = json.loads(row["data"])
+        points = re.compile(r"^Point.*$", re.MULTILINE)  # the inputs every family's prompt states
+        data["prompt"] = points.sub(lambda line: line[0].translate(eastern), data["prompt"])
+        dumped = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+        edited.append({**row, "prompt": data["prompt"], "data": dumped})
+    assert edited and list(export.problems(rows)) == []  # float() would read those inputs as the same
+    found = list(export.problems(edited))
+    assert len(found) == len(edited) and all("key" in line for line in found), found
