@@ -212,7 +212,7 @@ def _levels(text: str) -> list[int | None]:
     if text == "none":
         return [None]
     try:
-        return [whole(v.strip(), "--levels", most=MAX_LEVELS) for v in text.split(",") if v.strip()]
+        return [whole(v.strip(), "rung", most=MAX_LEVELS) for v in text.split(",") if v.strip()]
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
 
