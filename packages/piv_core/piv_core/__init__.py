@@ -12,6 +12,8 @@
 - `prompt_size`       the prompt budget that bounds size knobs;
 - `harness`           the in-process harnesses (single reply, and the chat program beneath them);
 - `chat_request`      a model turn as that chat program requests it, without the SDK's per-call cost;
+- `openai_internals`  the openai SDK's private pieces `chat_request` uses, behind a probe (the SDK's
+                      public path when it fails);
 - `compat`            what differs between the verifiers versions supported (0.3.1 and 0.4);
 - `endpoint`          the OpenAI-compatible baseline endpoint serving every installed environment's
                       policies, ``noisy-<p>`` included;

@@ -31,11 +31,14 @@ from fractions import Fraction
 from math import comb
 from pathlib import Path
 
+from piv_core.knobs import argument
 from piv_core.run_files import describe
 from piv_core.runs import EvalRun, completion_tokens, natural_key, read_eval_run, task_key, trace_total
 
 RESAMPLES = 10_000
 """Bootstrap resamples for both intervals."""
+MAX_RESAMPLES = 1_000_000
+"""The most resamples `compare` takes: its cost is linear in them (a bound an operator cannot exceed)."""
 SEED = 0
 """Default seed of the bootstrap's random stream."""
 LEVEL = 0.95
@@ -292,8 +295,13 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("run_a", type=Path, help="the baseline run directory (A)")
     parser.add_argument("run_b", type=Path, help="the run compared against it (B); deltas are B - A")
-    parser.add_argument("--resamples", type=int, default=RESAMPLES, help=f"bootstrap resamples ({RESAMPLES})")
-    parser.add_argument("--seed", type=int, default=SEED, help=f"bootstrap seed ({SEED})")
+    parser.add_argument(
+        "--resamples",
+        type=argument(least=1, most=MAX_RESAMPLES),
+        default=RESAMPLES,
+        help=f"bootstrap resamples ({RESAMPLES}; at most {MAX_RESAMPLES:,})",
+    )
+    parser.add_argument("--seed", type=argument(), default=SEED, help=f"bootstrap seed ({SEED})")
     args = parser.parse_args(argv)
     try:
         comparison = compare(read_eval_run(args.run_a), read_eval_run(args.run_b), args.resamples, args.seed)

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from piv_core.knobs import DECIMAL, argument, whole
+from piv_core.run_files import describe
 from piv_core.runs import EvalRun, read_eval_run, task_key, trace_total
 
 NAIVE = {
@@ -151,7 +152,7 @@ def run_policy(
 
     name = f"{env_id}--L{level if level is not None else 'default'}--{policy}"
     if reuse and (runs / name / "traces.jsonl").exists():
-        return PolicyResult.of(policy, group, read_eval_run(runs / name))
+        return PolicyResult.of(policy, group, _read(runs / name))
     argv = [env_id, "--model", f"baseline/{policy}", "-n", str(tasks), "-r", str(group), "--no-rich"]
     argv += ["-o", str(runs), "--run.name", name, "--clean", *knobs]
     if level is not None:
@@ -165,11 +166,17 @@ def run_policy(
                 raise SystemExit(f"signal: eval failed for {name}:\n{log.getvalue()[-2000:]}") from None
     (runs / name).mkdir(parents=True, exist_ok=True)
     (runs / name / "signal.log").write_text(log.getvalue())
+    if not (runs / name / "traces.jsonl").exists():
+        raise SystemExit(f"signal: {name} wrote no traces:\n{log.getvalue()[-2000:]}")
+    return PolicyResult.of(policy, group, _read(runs / name))
+
+
+def _read(path: Path) -> EvalRun:
+    """A run of this command's, or one line naming what is wrong with its files (never a traceback)."""
     try:
-        run = read_eval_run(runs / name)
-    except FileNotFoundError:
-        raise SystemExit(f"signal: {name} wrote no traces:\n{log.getvalue()[-2000:]}") from None
-    return PolicyResult.of(policy, group, run)
+        return read_eval_run(path)
+    except (OSError, ValueError) as error:  # a bad run file is a RunFileError, a ValueError
+        raise SystemExit(f"signal: {describe(error)}") from None
 
 
 def _share(value: float) -> str:
