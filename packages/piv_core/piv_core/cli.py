@@ -30,25 +30,47 @@ from pathlib import Path
 from typing import Any
 
 from piv_core.endpoint import MODEL_PREFIX, running_endpoint, serving
-from piv_core.run_files import RunFileError, describe
+from piv_core.run_files import RunFileError, describe, read_text
 from piv_core.runs import read_eval_run, read_validate_run
 
 BASELINE_KEY_VAR = "PIV_BASELINE_API_KEY"
 LOCAL_CONCURRENCY = 4 * (os.cpu_count() or 1)
+MAX_CONFIG_BYTES = 1 << 20
+"""The largest ``@ file.toml`` read (1 MiB)."""
 
 
 def _toml_files(argv: list[str]) -> list[Path]:
     return [Path(argv[i + 1]) for i, arg in enumerate(argv[:-1]) if arg == "@"]
 
 
+def _read_config(path: Path) -> dict[str, Any]:
+    """An ``@ file.toml``: a regular file of at most `MAX_CONFIG_BYTES`, valid TOML (else SystemExit,
+    naming the file: verifiers would read a device or a fifo without end)."""
+    try:
+        return tomllib.loads(read_text(path, MAX_CONFIG_BYTES))
+    except (OSError, RunFileError) as error:
+        raise SystemExit(f"config file {describe(error)}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise SystemExit(f"config file {path}: not TOML ({error})") from None
+
+
+def _check_configs(argv: list[str], taskset: str) -> None:
+    """Every ``@ file.toml`` readable, and the taskset's ``level`` in it a TOML integer: the command
+    line carries every value as text, a config file can say what it means (``level = "1"`` or
+    ``level = true`` is refused, naming the file)."""
+    for path in _toml_files(argv):
+        node: Any = _read_config(path)
+        for part in (*taskset.split("."), "level"):
+            node = node.get(part) if isinstance(node, dict) else None
+        if node is not None and (isinstance(node, bool) or not isinstance(node, int)):
+            raise SystemExit(f"config file {path}: {taskset}.level must be a TOML integer, got {node!r}")
+
+
 def _toml_value(argv: list[str], dotted: str) -> Any:
     """The value of `dotted` in the last ``@ file.toml`` that sets it, else None."""
     found = None
     for path in _toml_files(argv):
-        try:
-            node: Any = tomllib.loads(path.read_text())
-        except (OSError, tomllib.TOMLDecodeError):
-            continue
+        node: Any = _read_config(path)
         for part in dotted.split("."):
             node = node.get(part) if isinstance(node, dict) else None
         if node is not None:
@@ -115,6 +137,7 @@ def eval_main(argv: list[str] | None = None) -> None:
     if _wants_help(argv) or "--dry-run" in argv:
         vf_eval(argv)
         return
+    _check_configs(argv, "env.taskset")
     argv = _with_local_defaults(argv, "--env.agent.runtime", "env.agent.runtime.type")
     if not _flag_given(argv, "--push", "--no-push") and _toml_value(argv, "push") is None:
         argv.append("--no-push")
@@ -148,6 +171,7 @@ def validate_main(argv: list[str] | None = None) -> None:
     if _wants_help(argv):
         vf_validate(argv)
         return
+    _check_configs(argv, "taskset")
     argv = _with_local_defaults(argv, "--runtime", "runtime.type")
     config = _validate_config(argv)
     if not _flag_given(argv, "--run.name"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from piv_core.cli import _flag_given, _toml_value, _with_local_defaults
 from piv_core.runs import (
     EvalRun,
@@ -40,7 +41,8 @@ def test_local_runtime_is_added_only_when_nothing_picks_one(tmp_path):
         str(config),
     ]
     assert _toml_value(["@", str(config)], "env.agent.runtime.type") == "docker"
-    assert _toml_value(["@", str(tmp_path / "missing.toml")], "model") is None
+    with pytest.raises(SystemExit, match="missing.toml: No such file"):
+        _toml_value(["@", str(tmp_path / "missing.toml")], "model")
     assert _flag_given(["--run.name=x"], "--run.name") and not _flag_given(["--run"], "--run.name")
 
 
@@ -222,3 +224,37 @@ def test_timeouts_and_errors_are_counted_from_the_traces(tmp_path):
         "s: 1 episode, 0 completed, 0 errors, 1 timeout, no reward recorded; "
         "first timeout: task t: agent_timeout (the 900 s rollout limit)"
     )
+
+
+@pytest.mark.parametrize("command", ["eval", "validate"])
+@pytest.mark.parametrize(
+    "body, says",
+    [
+        ('level = "1"', "level must be a TOML integer, got '1'"),
+        ("level = true", "level must be a TOML integer, got True"),
+        ("level = 1.0", "level must be a TOML integer, got 1.0"),
+        ("level = [", "not TOML"),
+    ],
+)
+def test_config_files_are_checked_before_verifiers_reads_them(tmp_path, command, body, says):
+    from piv_core import cli
+
+    table = "[env.taskset]" if command == "eval" else "[taskset]"
+    config = tmp_path / "run.toml"
+    config.write_text(f'{table}\nid = "au-bas-reconciliation-v1"\n{body}\n')
+    main = cli.eval_main if command == "eval" else cli.validate_main
+    with pytest.raises(SystemExit) as raised:
+        main(["@", str(config), "--model", "baseline/oracle", "-n", "1"])
+    assert says in str(raised.value.code) and str(config) in str(raised.value.code)
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "directory"])
+def test_a_config_file_that_is_not_a_regular_file_is_refused(tmp_path, target):
+    from piv_core import cli
+
+    path = tmp_path if target == "directory" else tmp_path / "zero.toml"
+    if target != "directory":
+        path.symlink_to(target)
+    with pytest.raises(SystemExit) as raised:
+        cli.eval_main(["@", str(path), "--model", "baseline/oracle", "-n", "1"])
+    assert "not a regular file" in str(raised.value.code)
