@@ -37,6 +37,9 @@ Each attack, what the attacker does after it, and the outcome the end-to-end tes
 - ``currency``: the corrections booked in an invented commodity, then in USD, each time on accounts
   whose ``open`` is widened to carry it (plus an allowed ``operating_currency`` option); the USD
   ledger is the final one. Outcome 0, below the untouched ledger: not AUD, so it does not load.
+- ``heavy``: a ledger as costly to check as the envelope allows (`heavy_ledger`), then beancount on
+  it for the rest of the turn; then submit. Outcome 0 (the gate's complexity bound refuses it);
+  its neighbours' episodes must not slow down (``bench/neighbours.py``).
 
 Which attacks end on the reference ledger is chosen by what the attack could buy: reading the
 secret or surviving a malformed call is worth nothing unless the episode still earns its reward,
@@ -303,3 +306,33 @@ POLICIES: dict[str, Policy] = {
     "flood": flood,
 }
 """The adversarial policies, by name; `baselines.POLICIES` serves them beside the others."""
+
+
+HEAVY_POSTINGS, HEAVY_BALANCES = 1000, 650
+"""The shape of `heavy_ledger`: postings to distinct sub-accounts of one parent, and ``balance``
+assertions on that parent (beancount sums the parent's whole subtree for each assertion)."""
+
+
+def heavy_ledger(original: str, postings: int = HEAVY_POSTINGS, balances: int = HEAVY_BALANCES) -> str:
+    """A ledger that costs beancount as much as the envelope allows, without any fault the gate knows:
+    the header of `original` (options and opens), one transaction with `postings` postings to distinct
+    sub-accounts of ``Assets:X`` and `balances` assertions on ``Assets:X`` (about 45 KB)."""
+    head = "\n".join(line for line in original.splitlines() if line.startswith("option") or " open " in line)
+    day = _opened(original)
+    month = day[:8]
+    lines = [head, "", f"{day} open Assets:X AUD", f'{month}15 * "Split"']
+    lines += [f"  Assets:X:{i} 1 AUD" for i in range(postings)]
+    lines += [f"  {EQUITY} -{postings} AUD", ""]
+    lines += [f"{month}{16 + i % 12:02d} balance Assets:X {postings} AUD" for i in range(balances)]
+    return "\n".join(lines) + "\n"
+
+
+heavy = _scripted(
+    "heavy",
+    [lambda ledgers: [_write(heavy_ledger(ledgers[0])), *[ToolCall("run_beancount")] * 15]],
+)
+"""``heavy``: writes `heavy_ledger` and runs beancount on it for the rest of the turn (16 calls), then
+submits. Outcome 0; what it tests is its neighbours: no rollout's heavy ledger may hold the event
+loop, the sandbox pool or the tool server for the others (``bench/neighbours.py``)."""
+POLICIES["heavy"] = heavy
+

@@ -6,9 +6,10 @@ manifest) are seeded into the rollout's state and written into its workspace; th
 through six tools (one server per env worker, shared by its rollouts, serving each rollout's
 files from its state: `tools.py`) and writes the corrected ledger.
 Reward (`ledger`, weight 1): `scorer.score` of the latest ledger accepted by `write_ledger`,
-run in a sandbox worker (`isolated.score`) and computed once per trace for the reward and the
-metrics: parse-gated, 0.5 x balances hit + 0.5 x discrepancies resolved - 0.1 per penalty; 0
-when nothing was written, and 0 with ``scorer_error`` 1 when the worker failed on the ledger.
+run in a sandbox worker off the event loop (`isolated.ascore`) and computed once per trace for
+the reward and the metrics: parse-gated, 0.5 x balances hit + 0.5 x discrepancies resolved - 0.1
+per penalty; 0 when nothing was written, and 0 with ``scorer_error`` 1 when the worker failed on
+the ledger.
 Metrics (`components`): the score's parts, the per-skill ``has_<kind>``, ``resolved_<kind>`` and
 ``balances_hit_share`` (`scorer.skill_metrics`), and the episode's tool use.
 Knobs: ``selectors`` (list; default the shipped ``bank_recon_001``; keyed ``train:<n>``,
@@ -17,13 +18,16 @@ Knobs: ``selectors`` (list; default the shipped ``bank_recon_001``; keyed ``trai
 ``manifest`` (the signed release manifest keyed selectors must be in, see `release.py`).
 """
 
+import asyncio
+import hashlib
 import json
+from collections import OrderedDict
 from collections.abc import Iterator
-from functools import cached_property, lru_cache
+from functools import cached_property
 
 import verifiers.v1 as vf
-from piv_core.timeouts import rollout_seconds, with_rollout_timeout
 from piv_core.ladder import Level
+from piv_core.timeouts import rollout_seconds, with_rollout_timeout
 from pydantic import field_validator, model_validator
 
 from beancount_ledger import answer, contract, isolated, keys, ladder, release, world
@@ -100,16 +104,16 @@ class LedgerTask(vf.Task[LedgerData, LedgerState, LedgerTaskConfig]):
     def _key(self) -> str:
         return json.dumps(isolated.key_json(key_of(self.data)))
 
-    def _score(self, trace: vf.Trace) -> Score:
-        return _isolated_score(trace.info.get("ledger"), self._key)
+    async def _score(self, trace: vf.Trace) -> Score:
+        return await _isolated_score(trace.info.get("ledger"), self._key)
 
     @vf.reward(weight=1.0)
     async def ledger(self, trace: vf.Trace) -> float:
-        return self._score(trace).reward
+        return (await self._score(trace)).reward
 
     @vf.metric
     async def components(self, trace: vf.Trace) -> dict[str, float]:
-        scored = self._score(trace)
+        scored = await self._score(trace)
         metrics = scored.metrics()
         metrics.update(skill_metrics(scored, self.data.fixes))
         metrics["submitted"] = float(bool(trace.info.get("submitted")))
@@ -125,10 +129,27 @@ class LedgerTask(vf.Task[LedgerData, LedgerState, LedgerTaskConfig]):
         return score(golden_of(self.data), key).reward == 1.0 and score(key.original, key).reward < 1.0
 
 
-@lru_cache(maxsize=256)
-def _isolated_score(text: str | None, key: str) -> Score:
-    """One sandboxed score per (ledger, task): the reward and the metrics share it."""
-    return isolated.score(text, isolated.key_from_json(json.loads(key)))
+SCORES_KEPT = 256
+"""Scores remembered per process, by (ledger, task) digest (least recently used forgotten first)."""
+_scores: OrderedDict[tuple[str, str], asyncio.Future[Score]] = OrderedDict()
+
+
+async def _isolated_score(text: str | None, key: str) -> Score:
+    """One sandboxed score per (ledger, task), shared by the reward and the metrics even when they
+    run at once: the first caller starts it, every other awaits the same one. The sandbox request
+    waits and runs in a thread (`isolated.ascore`): the event loop never waits on it."""
+    ledger = hashlib.sha256(text.encode()).hexdigest() if text is not None else ""
+    digest = (ledger, hashlib.sha256(key.encode()).hexdigest())
+    loop = asyncio.get_running_loop()
+    flight = _scores.get(digest)
+    if flight is None or (not flight.done() and flight.get_loop() is not loop):
+        flight = _scores[digest] = loop.create_task(
+            isolated.ascore(text, isolated.key_from_json(json.loads(key)))
+        )
+        while len(_scores) > SCORES_KEPT:
+            _scores.popitem(last=False)
+    _scores.move_to_end(digest)
+    return await asyncio.shield(flight)  # one caller cancelled never cancels the others' score
 
 
 class LedgerConfig(vf.TasksetConfig):

@@ -24,11 +24,15 @@ The observation contract:
 - a bad argument returns an error message, and so does any failure inside a tool; the episode
   goes on and the server stays up;
 - nothing the model writes is loaded here: `write_ledger` and `run_beancount` ask a sandbox
-  worker (`isolated.check`) through the same gate the scorer uses; the served ledger *is* the
-  scored one (`LedgerState.ledger`), so what the tools show and what is scored can never
-  differ, and a refused write changes neither;
+  worker through the same gate the scorer uses, on the rollout's own `isolated.Lane` (one check
+  in flight per rollout, a CPU budget per episode, answers remembered by the ledger's digest,
+  a bounded wait for a worker); a check the lane declines (busy, budget spent) is an error
+  message and changes nothing; the served ledger *is* the scored one (`LedgerState.ledger`), so
+  what the tools show and what is scored can never differ, and a refused write changes neither;
 - `grep` matches with RE2, in time linear in the text, whatever the pattern;
-- every call runs in a worker thread with its rollout's state, never on the server's event loop.
+- every call runs in a thread of the server's own (`TOOL_THREADS`, so that calls waiting on the
+  sandbox never hold up another rollout's reads) with its rollout's state, never on the
+  server's event loop.
 
 `Task.setup` also writes the eight files into the rollout's workspace, as the ledger was given,
 for harnesses that read files themselves; the tools neither read nor update that copy.
@@ -39,13 +43,17 @@ nothing (worlds are minted by the taskset, never here).
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import hashlib
 import logging
 import os
 import socket
+import threading
 from collections import OrderedDict
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import re2
 import verifiers.v1 as vf
@@ -59,7 +67,11 @@ from beancount_ledger.verifiers_internals import call_state, discover_decorated
 PER_REQUEST_LOGGERS = ("httpx", "uvicorn.access", "mcp.server.lowlevel.server", "mcp.server.streamable_http")
 """Loggers that write a line per tool call or state exchange at INFO."""
 KNOWN_ROUTES = 512
-"""Rollouts whose last pushed state the server keeps (least recently called dropped first)."""
+"""Rollouts whose last pushed state and sandbox lane the server keeps (least recently called
+dropped first)."""
+TOOL_THREADS = 64
+"""Threads the server runs tool calls in (its own: asyncio's default pool has a few per core, and a
+call waiting on the sandbox holds its thread for up to `sandbox.WAIT_SECONDS` plus a check)."""
 _GREP_OPTIONS = re2.Options()
 _GREP_OPTIONS.case_sensitive = False
 _GREP_OPTIONS.max_mem = 8 << 20
@@ -140,6 +152,8 @@ def _guarded(tool):
 
 def _describe(checked: isolated.Checked) -> str:
     """What beancount says about a ledger, in one line."""
+    if checked.declined:
+        return f"error: {checked.declined}"
     if checked.failure:
         return f"beancount could not process it ({checked.failure})"
     if checked.refused:
@@ -169,6 +183,25 @@ class LedgerToolset(vf.Toolset[vf.SharedToolsetConfig, LedgerState]):
     def __init__(self, config) -> None:
         super().__init__(config)
         self._known: OrderedDict[str, bytes] = OrderedDict()
+        self._lanes: OrderedDict[Any, tuple[Any, isolated.Lane]] = OrderedDict()
+        self._lanes_lock = threading.Lock()
+        self._threads: ThreadPoolExecutor | None = None
+
+    def _lane(self) -> isolated.Lane:
+        """The sandbox lane of the call's rollout: by its route on a shared server, by the env
+        channel on a server of its own, by its state object in-process (`rollout`)."""
+        url, _, route = self._state_channel()
+        state = self.state
+        rollout = route or url or ("state", id(state))
+        with self._lanes_lock:
+            owner, lane = self._lanes.get(rollout, (None, None))
+            if lane is None or (not (route or url) and owner is not state):  # an id can be reused
+                owner, lane = state, isolated.Lane()
+                self._lanes[rollout] = (owner, lane)
+            self._lanes.move_to_end(rollout)
+            while len(self._lanes) > KNOWN_ROUTES:
+                self._lanes.popitem(last=False)
+            return lane
 
     def _remember(self, route: str, state: LedgerState) -> None:
         self._known[route] = self._state_adapter.dump_json(state)
@@ -206,11 +239,16 @@ class LedgerToolset(vf.Toolset[vf.SharedToolsetConfig, LedgerState]):
             self._remember(route, state)
 
     def _with_state(self, fn):
-        """Every call runs in a worker thread (with the call's state), never on the server's event loop."""
+        """Every call runs in one of the server's threads (with the call's context: its state and
+        coordinates), never on the server's event loop."""
 
         @functools.wraps(fn)
         async def offloaded(*args, **kwargs):
-            return await asyncio.to_thread(fn, *args, **kwargs)
+            if self._threads is None:
+                self._threads = ThreadPoolExecutor(TOOL_THREADS, thread_name_prefix="tool")
+            context = contextvars.copy_context()
+            call = functools.partial(context.run, fn, *args, **kwargs)
+            return await asyncio.get_running_loop().run_in_executor(self._threads, call)
 
         return super()._with_state(offloaded)
 
@@ -333,8 +371,8 @@ class LedgerToolset(vf.Toolset[vf.SharedToolsetConfig, LedgerState]):
         text, error = self._file(LEDGER)
         if text is None:
             return self._reply("run_beancount", error)
-        checked = isolated.check(text)
-        if checked.failure or checked.refused:
+        checked = self._lane().check(text)
+        if checked.declined or checked.failure or checked.refused:
             return self._reply("run_beancount", _describe(checked))
         if checked.errors:
             body = "\n\n".join(checked.errors)
@@ -353,7 +391,9 @@ class LedgerToolset(vf.Toolset[vf.SharedToolsetConfig, LedgerState]):
             return self._reply(
                 "write_ledger", f"error: ledger over the {LEDGER_ENVELOPE}-byte envelope; not written"
             )
-        checked = isolated.check(text)
+        checked = self._lane().check(text)
+        if checked.declined:
+            return self._reply("write_ledger", f"{_describe(checked)} (not written)")
         if checked.failure or checked.refused:
             return self._reply("write_ledger", f"not written: {_describe(checked)}")
         # One assignment replaces the served and the scored ledger alike (they are one field).

@@ -39,6 +39,7 @@ REWARD = {
     "crash": 0.0,
     "currency": 0.0,
     "flood": 1.0,
+    "heavy": 0.0,  # the ledger over the gate's complexity bound is refused: nothing is written
 }
 """The reward each policy ends with: the reference's for a harmless attack, the floor for a punished one."""
 WRITES = {"exfiltrate", "surrogate", "currency", "redos", "flood"}

@@ -29,14 +29,13 @@ def fresh_pool(monkeypatch):
     own; the process's pool is set aside untouched and comes back afterwards (`shutdown` closes a
     pool's idle workers but keeps counting them, so a pool shut down here could start no more)."""
     monkeypatch.setattr(sandbox, "_pool", None)
+    monkeypatch.setattr(isolated, "_remembered", isolated._Remembered())  # nothing checked yet
     yield
     sandbox.shutdown()
 
 
 def _worker_pid() -> int:
-    worker = sandbox._current_pool().idle.get_nowait()
-    sandbox._current_pool().idle.put(worker)
-    return worker.proc.pid
+    return sandbox.worker_pids()[0]
 
 
 def test_the_worker_has_no_secret_no_files_and_its_limits(fresh_pool, monkeypatch, data):
@@ -67,7 +66,7 @@ def test_a_reply_past_the_wall_clock_kills_the_worker(fresh_pool, monkeypatch, d
     assert isolated.check(golden_ledger(data)).ok
     pid = _worker_pid()
     monkeypatch.setattr(sandbox, "WALL_SECONDS", 0.0)
-    assert isolated.check(golden_ledger(data)).failure == "timeout"
+    assert isolated.check(golden_ledger(data) + "; a text not checked yet\n").failure == "timeout"
     assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
     monkeypatch.setattr(sandbox, "WALL_SECONDS", 15.0)
     assert isolated.check(golden_ledger(data)).ok
