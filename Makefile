@@ -3,8 +3,9 @@
 #   make test   run the whole test suite (unit, property, fuzz and end-to-end)
 # uv is used when it is on PATH; otherwise it is installed into .tools/ with pip. uv never downloads
 # Python: the interpreters are found by scripts/find_python.sh (PATH, then pyenv's versions).
-# CI (.ci/run) runs `make ci`: the suite on Python 3.11 and on 3.12, and the text environments'
-# tests against verifiers 0.3.1 (installed from their wheels).
+# CI (.ci/run) runs `make ci`: the suite on Python 3.11 and on 3.12, the text environments'
+# tests against verifiers 0.3.1 (installed from their wheels), and every package from its wheel with
+# its dependencies at each end of the published ranges (`make test-ranges`).
 
 PYTHON ?= python3
 UV_VERSION := 0.13.9
@@ -24,8 +25,24 @@ TEXT_PACKAGES := piv-core au-bas-reconciliation-v1 us-sut-reconciliation-v1 geo-
 TEXT_TESTS := packages/piv_core environments/au_bas_reconciliation_v1 environments/us_sut_reconciliation_v1 \
 	environments/geo_reprojection_v1 tests/test_splits.py tests/test_prime_rl.py tests/test_noisy_ledgers.py
 VF031 := $(CURDIR)/.venv-verifiers-0.3.1
+# Both ends of the published ranges: every package's dependencies at the highest versions their
+# ranges admit, and at the lowest the packages declare directly (test tools as uv.lock holds them).
+RANGE_ENDS := highest lowest-direct
+RANGE_PACKAGES := $(TEXT_PACKAGES) beancount-ledger
+RANGE_PROJECTS := packages/piv_core/pyproject.toml $(wildcard environments/*/pyproject.toml)
+RANGE_DIR := $(CURDIR)/build/ranges
+RANGE_KEY := verifiers openai pydantic pydantic-core httpx tenacity aiohttp certifi beancount google-re2 \
+	pyproj datasets matplotlib mcp
+RANGE_TESTS := packages/piv_core environments
+# Tests of what only a source checkout offers (dev worlds, the unmanifested override): not run from wheels.
+RANGE_DESELECT := environments/beancount_ledger/tests/test_ladder.py::test_unset_level_serves_the_selectors_own_worlds \
+	environments/beancount_ledger/tests/test_release.py::test_the_override_admits_unmanifested_worlds_in_the_source_tree
+# One real eval per environment against the baseline endpoint: environment id and policy.
+RANGE_SMOKES := au-bas-reconciliation-v1:oracle us-sut-reconciliation-v1:oracle \
+	geo-reprojection-v1:oracle beancount-ledger:reference
+RANGE_PYTHON = $(FIND_PYTHON) 3.12 2>/dev/null || $(FIND_PYTHON) 3.11
 
-.PHONY: demo test sync lint bench ci test-python-% test-verifiers-0.3.1
+.PHONY: demo test sync lint bench ci wheels test-python-% test-verifiers-0.3.1 test-ranges test-range-% range-wheels
 
 $(CURDIR)/.tools/bin/uv:
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check --target $(CURDIR)/.tools "uv==$(UV_VERSION)"
@@ -57,14 +74,10 @@ test-python-%: $(UV)
 # piv-core and the text environments from their wheels, beside verifiers 0.3.1 (dependencies from
 # the registry, the test tools at the versions uv.lock holds), and their tests against that copy.
 test-verifiers-0.3.1: $(UV)
-	@py="$$($(FIND_PYTHON) 3.12 2>/dev/null || $(FIND_PYTHON) 3.11)" || exit 1; \
+	@py="$$($(RANGE_PYTHON))" || exit 1; \
 	echo "== the text environments against verifiers 0.3.1 on $$py"; \
-	rm -rf build/verifiers-0.3.1 && mkdir -p build/verifiers-0.3.1 && \
-	for package in $(TEXT_PACKAGES); do \
-		$(UV) build --quiet --wheel --package $$package --out-dir build/verifiers-0.3.1 || exit 1; \
-	done && \
-	$(UV) export --frozen --quiet --only-group dev --no-hashes --no-emit-workspace --no-header \
-		-o build/verifiers-0.3.1/dev-requirements.txt && \
+	rm -rf build/verifiers-0.3.1 && $(MAKE) --no-print-directory wheels WHEELS=build/verifiers-0.3.1 \
+		WHEEL_PACKAGES="$(TEXT_PACKAGES)" && \
 	$(UV) venv --quiet --clear --python "$$py" $(VF031) && \
 	$(UV) pip install --quiet --python $(VF031)/bin/python build/verifiers-0.3.1/*.whl "verifiers==0.3.1" \
 		-r build/verifiers-0.3.1/dev-requirements.txt && \
@@ -72,10 +85,56 @@ test-verifiers-0.3.1: $(UV)
 	PATH="$(VF031)/bin:$(dir $(UV)):$$PATH" $(VF031)/bin/python -m pytest -p no:cacheprovider -n $(JOBS) -q \
 		$(TEXT_TESTS)
 
+# WHEEL_PACKAGES built into WHEELS, with the test tools uv.lock holds (WHEELS/dev-requirements.txt).
+WHEELS ?= build/wheels
+WHEEL_PACKAGES ?= $(RANGE_PACKAGES)
+wheels: $(UV)
+	@mkdir -p $(WHEELS) && for package in $(WHEEL_PACKAGES); do \
+		$(UV) build --quiet --wheel --package $$package --out-dir $(WHEELS) || exit 1; \
+	done && \
+	$(UV) export --frozen --quiet --only-group dev --no-hashes --no-emit-workspace --no-header \
+		-o $(WHEELS)/dev-requirements.txt
+
+# Every package from its wheel, its dependencies resolved at END (`highest` or `lowest-direct`) of the
+# ranges the packages publish, in .venv-range-END: the versions resolved, the unit tests (not e2e),
+# and one eval per environment against the baseline endpoint. `make test-ranges` runs both ends.
+range-wheels: $(UV)
+	@rm -rf $(RANGE_DIR)/wheels && $(MAKE) --no-print-directory wheels WHEELS=$(RANGE_DIR)/wheels
+
+test-range-%: $(UV)
+	@py="$$($(RANGE_PYTHON))" || exit 1; end=$*; venv=$(CURDIR)/.venv-range-$$end; out=$(RANGE_DIR)/$$end; \
+	echo "== the packages with their dependencies at the $$end end of their ranges, on $$py"; \
+	[ -f $(RANGE_DIR)/wheels/dev-requirements.txt ] || $(MAKE) --no-print-directory range-wheels || exit 1; \
+	rm -rf $$out && mkdir -p $$out && \
+	$(UV) pip compile --quiet --python "$$py" --resolution $$end --all-extras --no-sources \
+		--find-links $(RANGE_DIR)/wheels $(RANGE_PROJECTS) $(RANGE_DIR)/wheels/dev-requirements.txt \
+		-o $$out/resolved.txt && \
+	grep -v -i -E '^($(subst $() ,|,$(RANGE_PACKAGES)))==' $$out/resolved.txt > $$out/dependencies.txt && \
+	$(UV) venv --quiet --clear --python "$$py" $$venv && \
+	$(UV) pip install --quiet --python $$venv/bin/python --no-deps -r $$out/dependencies.txt \
+		$(RANGE_DIR)/wheels/*.whl && \
+	$(UV) pip check --quiet --python $$venv/bin/python && \
+	$$venv/bin/python -c "import importlib.metadata as m, sys; \
+		print('$$end:', ', '.join(f'{p} {m.version(p)}' for p in sys.argv[1:]))" $(RANGE_KEY) && \
+	PATH="$$venv/bin:$(dir $(UV)):$$PATH" $$venv/bin/python -m pytest -p no:cacheprovider -n $(JOBS) -q \
+		-m "not e2e" $(addprefix --deselect ,$(RANGE_DESELECT)) $(RANGE_TESTS) && \
+	for smoke in $(RANGE_SMOKES); do \
+		env=$${smoke%%:*}; policy=$${smoke##*:}; \
+		PATH="$$venv/bin:$$PATH" $$venv/bin/piv-eval $$env --model baseline/$$policy -n 2 --no-rich \
+			-o $$out/evals --run.name $$env > $$out/$$env.log 2>&1; \
+		last="$$(tail -n 1 $$out/$$env.log)"; echo "$$end: $$last"; \
+		echo "$$last" | grep -Eq ' ([1-9][0-9]*) episodes?, \1 completed, 0 errors, 0 timeouts' \
+			|| { tail -n 40 $$out/$$env.log; exit 1; }; \
+	done
+
+test-ranges: range-wheels
+	@for end in $(RANGE_ENDS); do $(MAKE) --no-print-directory test-range-$$end || exit 1; done
+
 ci:
 	$(MAKE) test PYTHON_VERSION=3.11
 	$(MAKE) test-python-3.12
 	$(MAKE) test-verifiers-0.3.1
+	$(MAKE) test-ranges
 
 lint: sync
 	$(UV) run --no-sync ruff check .
