@@ -10,10 +10,12 @@ ref and metadata, forged keys included), ``pad`` directives with the assertion t
 
 `apply` builds the ledger text and, *from the edits alone*, the `Claim` the entitlement oracle reads:
 ``corrected`` are the plants corrected as the policy asks, ``netted`` those whose exact fix is booked
-in another form within the period, ``violations`` the penalised acts with no balance effect (an
-account opened outside the chart, a ``pad`` dated after the period, an original changed without
-changing its amounts). Nothing else earns: a plug, a removal, an amount changed, a pad within the
-period is declared as nothing, so the gate reads "no edit set earns more than its honest part".
+in another form within the period (a treatment that misdates, re-tags or untags it, or a plug under a
+planted ref that happens to net to exactly that plant's fix), ``violations`` the penalised acts with no
+balance effect (an account opened outside the chart, a ``pad`` dated after the period, an original
+changed without changing its amounts). Nothing else earns: any other plug, a removal, an amount
+changed, a pad within the period is declared as nothing, so the gate reads "no edit set earns more
+than its honest part".
 
 `draw` builds an edit set from any chooser (``choose(options) -> option``): `search` drives it with a
 seeded `random.Random` (the preflight's per-world search), the tests drive it with hypothesis.
@@ -29,7 +31,7 @@ from decimal import Decimal
 from typing import Any
 
 from beancount_ledger import attacks, render, scorer
-from beancount_ledger.attacks import AttackResult, Attempt, _correction, _fix, _ledger, _txn
+from beancount_ledger.attacks import AttackResult, Attempt, _correction, _fix, _ledger, _net, _txn
 from beancount_ledger.entitlement import Claim, balances, entitled_to
 from beancount_ledger.world import BANK, EQUITY, SUSPENSE, World
 
@@ -140,7 +142,8 @@ def _with_meta(block: str, lines: list[str]) -> str:
     return "\n".join([head, *lines, rest]) if lines else block
 
 
-def _plug(w: World, scope: str, flag: str, day: str, ref: str, meta: str) -> str:
+def _plug(w: World, scope: str, flag: str, day: str, ref: str, meta: str) -> tuple[str, frozenset[str]]:
+    """A plug's text, and the plants whose fix it books exactly within the period under their ref."""
     now, legs = balances(w), []
     for account, value in w.expected_balances().items():
         if value != now[account]:
@@ -159,7 +162,11 @@ def _plug(w: World, scope: str, flag: str, day: str, ref: str, meta: str) -> str
         "unplanted": next(line.ref for line in w.bank_lines if line.ref not in planted),
     }[ref]
     block = _txn(when, "Adjustment", legs, ref=tag, flag=flag)
-    return _with_meta(block, ["  " + line for line in _meta_lines(w, meta)])
+    # Tagged with a planted ref (or given one as metadata) and netting to exactly that plant's fix, a
+    # plug within the period is that plant's correction misdated: its fix is booked in another form.
+    tags = {tag, w.plants[0].ref if meta == "bank_ref" else None} & planted
+    fixed = {p.ref for p in w.plants if p.ref in tags and _net(_fix(p)) == _net(legs) and when <= w.end}
+    return _with_meta(block, ["  " + line for line in _meta_lines(w, meta)]), frozenset(fixed)
 
 
 def apply(w: World, edits: Edits) -> Attempt:
@@ -174,7 +181,9 @@ def apply(w: World, edits: Edits) -> Attempt:
     violations, removed, altered = 0, set(), {}
     for name, *args in edits.extras:
         if name == "plug":
-            blocks.append(_plug(w, *args))
+            block, fixed = _plug(w, *args)
+            blocks.append(block)
+            netted |= fixed - corrected
         elif name == "pad":
             when, target = args
             day = w.end - timedelta(days=1) if when == "in" else w.end + timedelta(days=1)
@@ -258,6 +267,20 @@ def _altered(text: str, how: str) -> str:
     if how.startswith("posting:"):
         return text.replace(" AUD", f" AUD\n    {how.removeprefix('posting:')}", 1)
     return text
+
+
+def provenance_sweep(w: World) -> list[Edits]:
+    """Every pad-and-plug pairing in which a plug could pass for a stage's padding: a pad within or
+    after the period, then a plug moving every account (each flag, each date within the period, each
+    metadata of `META`, forged keys included), nothing else."""
+    none = ("none",) * len(w.plants)
+    return [
+        Edits(none, (("pad", when, "bank"), ("plug", "all", flag, day, "none", meta)))
+        for when in ("in", "after")
+        for flag in ("*", "!", "P")
+        for day in ("end", "start")
+        for meta in META
+    ]
 
 
 def judge(w: World, edits: Edits, key: Any = None) -> AttackResult:

@@ -56,6 +56,18 @@ def test_no_edit_set_scores_above_its_entitlement(name, data):
     assert 0.0 <= result.strict <= result.entitlement <= 1.0
 
 
+@pytest.mark.parametrize("name", ["bank_recon_001", "dev:1:level1", "dev:4:level4"])
+def test_no_plug_passes_for_padding(name):
+    """The pad-and-plug subspace swept whole (72 edit sets a world): a plug beside a used pad, with
+    every flag, date and metadata, forged ``lineno``/``filename`` included. Against the scorer that
+    told padding apart by (filename, lineno), 12 of 288 such edit sets on four worlds beat their
+    entitlement (by 0.007 to 0.179: rewards 0.329 and 0.400); none may."""
+    w, key = _world(name)
+    results = [mutations.judge(w, edits, key) for edits in mutations.provenance_sweep(w)]
+    assert len(results) == 72
+    assert not [r for r in results if r.exploit]
+
+
 def test_the_search_is_not_vacuous():
     """Honest edits earn exactly their entitlement; the search reaches the forged-provenance plug, the
     pads, the removals and the reserved keys, and each is refused or penalised."""
