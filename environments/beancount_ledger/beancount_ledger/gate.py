@@ -144,11 +144,11 @@ def forged_meta(entries: list[Any]) -> str | None:
     return None
 
 
-COST_WEIGHTS = {"entries": 2, "postings": 7, "assertions": 4, "beneath": 1}
-"""Units per entry, per posting, per ``balance`` assertion and per account summed by an assertion or
-scanned by a ``pad``, as measured on beancount 3.2 (one unit: one account's balance summed, ~3.5 us;
-an entry ~7 us, a posting ~25 us, an assertion ~14 us); matching accounts against the asserted and
-padded ones costs one unit per `MATCHES_PER_UNIT` pairs."""
+COST_WEIGHTS = {"entries": 2, "postings": 7, "accounts": 2, "assertions": 4, "beneath": 1}
+"""Units per entry, per posting, per account named, per ``balance`` assertion and per account summed by
+an assertion or scanned by a ``pad``, as measured on beancount 3.2 (one unit: one account's balance
+summed, ~3.5 us; an entry ~7 us, a posting ~25 us, an account ~8 us, an assertion ~14 us); matching
+accounts against the asserted and padded ones costs one unit per `MATCHES_PER_UNIT` pairs."""
 MATCHES_PER_UNIT = 8
 
 
@@ -204,6 +204,7 @@ def check_cost(entries: list[Any]) -> tuple[int, dict[str, int]]:
     terms = {
         "entries": len(entries),
         "postings": sum(postings.values()),
+        "accounts": len(postings),
         "assertions": len(asserted),
         "beneath": sum(tree.size[tree.node(a)] for a in asserted)
         + sum(tree.under[tree.node(a)] for a in padded),
@@ -219,7 +220,8 @@ def bound(entries: list[Any]) -> str | None:
         return None
     return (
         f"the ledger would cost {cost:,} units to check, over the bound of {MAX_CHECK_COST:,} "
-        f"({terms['entries']:,} entries, {terms['postings']:,} postings, {terms['assertions']:,} "
+        f"({terms['entries']:,} entries, {terms['postings']:,} postings, {terms['accounts']:,} accounts, "
+        f"{terms['assertions']:,} "
         f"balance assertions summing {terms['beneath']:,} accounts beneath them and the pads; "
         "an assertion on a parent account sums every account beneath it)"
     )

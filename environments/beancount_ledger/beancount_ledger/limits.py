@@ -28,8 +28,8 @@ FILE_ENVELOPE = 16_000
 MAX_CHECK_COST = 3_000
 """What booking and checking one ledger may cost, in `gate.check_cost` units (one unit is about one
 account's balance summed by an assertion, a few microseconds), counted from beancount's parse before
-anything is booked. The generated ledgers, as given and corrected, cost at most 1,457 (bank_recon_001
-465; every rung, 150 worlds each); the bound keeps the heaviest admissible ledger's check within a
+anything is booked. The generated ledgers, as given and corrected, cost at most 1,485 (bank_recon_001
+493; every rung, 150 worlds each); the bound keeps the heaviest admissible ledger's check within a
 few times theirs (`bench/ledger_check_cost.py`). Without it an assertion on a parent account sums
 every account beneath it, so checking is quadratic: 650 assertions on a parent of 1,000 posted
 sub-accounts, 44 KB, cost over 2 s."""
