@@ -404,8 +404,9 @@ def extra_metadata(w: World) -> Attempt:
 
 def _pad_plug(w: World, meta: Callable[[int], list[str]], *, push: bool = False) -> str:
     """A ``pad`` dated after the period (one penalty, no balance tainted), an assertion after it a unit
-    off the bank's balance so the pad is used, and one ``P``-flagged entry on the period end moving every account to its expected
-    balance, carrying the metadata lines `meta(pad_line)` (or, with `push`, under ``pushmeta``)."""
+    off the bank's balance so the pad is used, and one ``P``-flagged entry on the period end moving
+    every account to its expected balance, carrying the metadata lines `meta(pad_line)` (or, with
+    `push`, under ``pushmeta``)."""
     base = render.ledger_text(w).rstrip()
     pad_line = len(base.splitlines()) + 2
     pad = f"{w.end + timedelta(days=1)} pad {BANK} {EQUITY}"
