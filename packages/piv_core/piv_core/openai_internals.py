@@ -186,8 +186,9 @@ STATUS_ERRORS = [
 def _check_retries(sdk: openai.AsyncOpenAI) -> None:
     for status, headers, wanted in RETRY_DECISIONS:
         _expect(f"_should_retry on {status} {headers}", should_retry(sdk, _response(status, headers)), wanted)
-    _expect("_calculate_retry_timeout after retry-after-ms", retry_timeout(sdk, 2, httpx.Headers({"retry-after-ms": "3"})), 0.003)
-    _expect("_calculate_retry_timeout after retry-after", retry_timeout(sdk, 2, httpx.Headers({"retry-after": "2"})), 2.0)
+    for header, value, wanted_delay in (("retry-after-ms", "3", 0.003), ("retry-after", "2", 2.0)):
+        delay = retry_timeout(sdk, 2, httpx.Headers({header: value}))
+        _expect(f"_calculate_retry_timeout after {header}", delay, wanted_delay)
     state = random.getstate()
     try:
         first, later = retry_timeout(sdk, 2, None), retry_timeout(sdk, 1, None)
