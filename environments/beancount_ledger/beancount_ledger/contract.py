@@ -23,6 +23,7 @@ from beancount_ledger.limits import (
     FILE_ENVELOPE,
     IDLE_TURNS,
     LEDGER_ENVELOPE,
+    MAX_CHECK_COST,
     MAX_TURNS,
     OBSERVATION_BUDGET,
     REPLY_CAP,
@@ -31,8 +32,8 @@ from beancount_ledger.limits import (
 )
 
 GENERATOR_VERSION = 4
-SCORER_CONTRACT = 4
-EPISODE_CONTRACT = 4
+SCORER_CONTRACT = 5
+EPISODE_CONTRACT = 5
 
 SYSTEM_PROMPT = f"""You are the bookkeeper of a small trading company. Your workspace holds eight files: \
 the Beancount ledger, the bank statement, the chart of accounts, the customer and vendor registers, \
@@ -47,6 +48,10 @@ Episode rules:
 - At most {CALLS_PER_TURN} tool calls per turn are run; any more in the same turn get an error and are not run.
 - The latest ledger accepted by write_ledger is scored, whether or not you call submit. If you never write one, \
 the score is 0.
+- write_ledger refuses, and does not write, a ledger that uses the metadata key `filename` or `lineno` (beancount \
+reserves them, and reports any key starting with `_` as an error), or one that would cost more than \
+{MAX_CHECK_COST:,} units to check (at least twice what the month's corrected ledger costs); the refusal names \
+the key or the cost.
 - read_file returns ledger.beancount whole (once per revision); other files come in numbered \
 {SLICE_LINES}-line slices. Tool replies count against an observation budget of {OBSERVATION_BUDGET:,} bytes."""
 
@@ -62,6 +67,7 @@ LIMITS = {
     "reply_cap": REPLY_CAP,
     "observation_budget": OBSERVATION_BUDGET,
     "file_envelope": FILE_ENVELOPE,
+    "max_check_cost": MAX_CHECK_COST,
 }
 SCHEMA_LIBRARIES = ("verifiers", "mcp", "pydantic", "pydantic-core", "openai", "beancount", "google-re2")
 """Libraries that generate, carry or shape what the model sees; their installed versions enter the digest."""

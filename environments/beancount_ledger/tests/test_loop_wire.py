@@ -165,7 +165,15 @@ def test_reasoning_fields_are_withheld_only_when_asked(program):
 
 def test_the_contract_limits_are_defined_once():
     """Only `limits` assigns them; the contract, the tools and the spliced loop use those very objects."""
-    names = {"MAX_TURNS", "TOKEN_CEILING", "IDLE_TURNS", "CALLS_PER_TURN", "LEDGER_ENVELOPE", "REPLY_CAP"}
+    names = {
+        "MAX_TURNS",
+        "TOKEN_CEILING",
+        "IDLE_TURNS",
+        "CALLS_PER_TURN",
+        "LEDGER_ENVELOPE",
+        "REPLY_CAP",
+        "MAX_CHECK_COST",
+    }
     for module in OWN:
         if module == "limits":
             continue

@@ -97,6 +97,28 @@ def test_write_refusals_leave_the_draft(tools, data):
     assert served(tools, LEDGER) == data.files[LEDGER]
 
 
+def test_the_prompt_states_the_gates_refusals(tools, data):
+    """What the prompt says write_ledger refuses (the reserved metadata keys, a check over the bound)
+    it refuses, naming what the prompt names, and writes nothing; a key starting with `_` is, as the
+    prompt says, an error beancount reports."""
+    for stated in ("`filename`", "`lineno`", "starting with `_`", f"{contract.MAX_CHECK_COST:,} units"):
+        assert stated in contract.SYSTEM_PROMPT, stated
+    given = data.files[LEDGER]
+    entry = '\n2024-03-30 * "x"\n  {kv}\n  Assets:Bank:Operating  1.00 AUD\n  Income:Sales  -1.00 AUD\n'
+    for key in ("filename", "lineno"):
+        reply = tools.write_ledger(given + entry.format(kv=f"{key}: 1"))
+        assert reply.startswith("not written: refused"), reply
+        assert f"{key!r} is reserved by beancount" in reply, reply
+    heavy = given + "2024-03-31 balance Assets:Bank 0.00 AUD\n" * 400  # each sums the bank's accounts
+    reply = tools.write_ledger(heavy)
+    assert reply.startswith("not written: refused"), reply
+    assert f"units to check, over the bound of {contract.MAX_CHECK_COST:,}" in reply, reply
+    assert tools.state.ledger is None and tools.state.revision == 0
+    for key in ("_x", "__residual__"):
+        assert "1 error(s)" in tools.write_ledger(given + entry.format(kv=f"{key}: TRUE"))
+        assert f"Invalid token: '{key}:'" in tools.run_beancount()
+
+
 def test_bad_arguments_are_messages(tools):
     assert tools.read_file("bank_statement.csv", slice=9).startswith("error: slice")
     assert tools.grep("(").startswith("error: invalid regular expression")
