@@ -90,10 +90,12 @@ def identities(names):
         for attr, value in list(vars(module).items()):
             if not (inspect.isfunction(value) or inspect.isclass(value) or inspect.isbuiltin(value)):
                 continue
-            seen[f"{{name}}.{{attr}}"] = id(value)
+            seen[f"{{name}}.{{attr}}"] = value
             if inspect.isclass(value) and getattr(value, "__module__", None) == name:
                 for member, inner in list(vars(value).items()):
-                    seen[f"{{name}}.{{attr}}.{{member}}"] = id(inner)
+                    # behaviour only: methods and descriptors, not a class's __doc__ or __module__ text
+                    if callable(inner) or isinstance(inner, (classmethod, staticmethod, property)):
+                        seen[f"{{name}}.{{attr}}.{{member}}"] = inner
     return seen
 
 if sys.argv[1:] == ["list"]:
@@ -109,7 +111,8 @@ else:
     before = identities(names)
     importlib.import_module({module!r})
     after = identities(names)
-    print(json.dumps(sorted(k for k in before if after.get(k) != before[k])))
+    # The objects themselves, held from before to after: an id() alone could be reused by a new object.
+    print(json.dumps(sorted(k for k in before if after.get(k) is not before[k])))
 """
 
 
