@@ -10,8 +10,9 @@ read from the request itself: its system prompt (the first system message, or th
 user message where a harness folds the system prompt into it) contains exactly one
 environment's system prompt. So one client, one base URL and one model name serve a
 multi-environment run, as a trainer with several sources drives it. An environment's
-system prompt is the ``SYSTEM_PROMPT`` of its ``baselines`` module, else of its ``prompt``
-or ``contract`` module. ``oracle`` and ``reference`` both name an environment's solver, so
+system prompt is the ``SYSTEM_PROMPT_MARK`` (a text every one of its system prompts contains,
+for an environment whose prompt varies with its knobs) or else the ``SYSTEM_PROMPT`` of its
+``baselines`` module, else of its ``prompt`` or ``contract`` module. ``oracle`` and ``reference`` both name an environment's solver, so
 ``baseline/oracle`` earns full marks on every environment of such a run.
 
 A policy is a plain function of the conversation so far (`Conversation`) returning either
@@ -128,7 +129,9 @@ def noisy_share(name: str) -> float | None:
 SOLVER_NAMES = ("oracle", "reference")
 """Names of an environment's full-marks solver; a request for either reaches the one it has."""
 PROMPT_MODULES = ("baselines", "prompt", "contract")
-"""Where an environment's ``SYSTEM_PROMPT`` is looked up, in this order."""
+"""Where an environment's ``SYSTEM_PROMPT_MARK`` or ``SYSTEM_PROMPT`` is looked up, in this order."""
+PROMPT_NAMES = ("SYSTEM_PROMPT_MARK", "SYSTEM_PROMPT")
+"""What marks an environment's requests: a text all its system prompts contain, else its one prompt."""
 
 
 def env_module(env_id: str) -> str:
@@ -169,15 +172,19 @@ class Environment:
 
 
 def system_prompt_of(env_id: str) -> str | None:
-    """Environment `env_id`'s system prompt (see `PROMPT_MODULES`), or None if it declares none."""
+    """What marks environment `env_id`'s requests (see `PROMPT_NAMES`, `PROMPT_MODULES`), or None
+    if it declares nothing."""
+    modules = []
     for name in PROMPT_MODULES:
         try:
-            module = importlib.import_module(f"{env_module(env_id)}.{name}")
+            modules.append(importlib.import_module(f"{env_module(env_id)}.{name}"))
         except ModuleNotFoundError:
             continue
-        prompt = getattr(module, "SYSTEM_PROMPT", None)
-        if isinstance(prompt, str) and prompt.strip():
-            return prompt
+    for attribute in PROMPT_NAMES:
+        for module in modules:
+            prompt = getattr(module, attribute, None)
+            if isinstance(prompt, str) and prompt.strip():
+                return prompt
     return None
 
 
@@ -374,7 +381,11 @@ class BaselineEndpoint:
         environment = self.recognise(conversation)
         if environment is None:
             served = ", ".join(e.id for e in self.environments)
-            return _error(400, f"the request's system prompt is none of the served environments' ({served})")
+            return _error(
+                400,
+                f"the request's system prompt is none of the served environments' ({served}); an "
+                "environment whose system prompt varies marks its requests with SYSTEM_PROMPT_MARK",
+            )
         name = policy_name(model)
         try:
             p = noisy_share(name)

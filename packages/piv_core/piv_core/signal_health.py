@@ -2,16 +2,23 @@
 
     piv-signal <env-id> [--levels 1,2,3] [-n TASKS] [-r GROUP] [--noisy 0,0.1,0.3,0.6]
                [--naive POLICY] [-o OUT.md] [--env.taskset.<knob> VALUE ...]
+    piv-signal <env-id> --model NAME --client.base-url URL [--client.api-key-var VAR]
+               [--sampling.temperature 1.0 ...] [--levels ...] [-n TASKS] [-r GROUP]
 
 For each level (every rung of the environment's ``level`` knob unless ``--levels`` names some)
 it runs, through the real ``eval`` pipeline against the baseline endpoint, the oracle, a naive
 policy and ``baseline/noisy-<p>`` for each p, over the same `TASKS` tasks. Deterministic
-policies run once per task; noisy ones `GROUP` times per task (a trainer's group). It reports,
-per rung and policy:
+policies run once per task; noisy ones `GROUP` times per task (a trainer's group). With
+``--model`` it runs that model instead, `GROUP` times per task, wherever eval's ``--client.*``
+and ``--sampling.*`` arguments point it (a real endpoint: where on the ladder the model stands).
+It reports, per rung and policy:
 
 - the mean reward, and the share of tasks whose mean reward is above 0;
 - the share of zero-variance groups: tasks whose `GROUP` rollouts all earned the same reward,
   so a group-relative trainer learns nothing from them (deterministic policies: always 1);
+- the share of replies that parsed (the ``parsed`` or ``answered`` metric, where recorded), and
+  the completion tokens per reply (``~`` marks an estimate of four characters a token, where the
+  endpoint reported no usage);
 - the per-skill means: every ``recall_*`` (per fault code), ``pass_*`` (per problem family)
   and ``resolved_*`` (per discrepancy kind) metric the environment records, each over the
   rollouts whose task has that code, family or kind at all (its ``keyed_*`` or ``has_*``
@@ -28,6 +35,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import re
 import statistics
 import sys
 import time
@@ -36,7 +44,7 @@ from pathlib import Path
 
 from piv_core.knobs import DECIMAL, argument, whole
 from piv_core.run_files import describe
-from piv_core.runs import EvalRun, read_eval_run, task_key, trace_total
+from piv_core.runs import EvalRun, completion_tokens, messages, read_eval_run, task_key, trace_total
 
 NAIVE = {
     "au-bas-reconciliation-v1": "silent",
@@ -50,6 +58,10 @@ SKILL_PREFIXES = ("recall_", "pass_", "resolved_")
 """Per-skill metrics, reported per policy."""
 PRESENCE_PREFIXES = ("keyed_", "has_")
 """Metrics saying whether (or how often) a task has the code, family or kind a skill metric is about."""
+FORMAT_METRICS = ("parsed", "answered")
+"""Metrics saying whether a reply's answer could be read at all."""
+CHARS_PER_TOKEN = 4
+"""Characters a token, for an estimate where the endpoint reported no token usage."""
 
 
 def applies(metrics: dict, name: str) -> bool:
@@ -74,6 +86,10 @@ class PolicyResult:
     rewards: dict[str, list[float]] = field(default_factory=dict)
     skills: dict[str, list[float]] = field(default_factory=dict)
     errors: int = 0
+    parsed: list[float] = field(default_factory=list)
+    tokens: list[int] = field(default_factory=list)
+    estimated: bool = False
+    """Whether some token counts are estimates from reply length (the endpoint reported no usage)."""
 
     @classmethod
     def of(cls, policy: str, group: int, run: EvalRun) -> PolicyResult:
@@ -82,6 +98,9 @@ class PolicyResult:
         for trace in run.traces:
             result.rewards.setdefault(task_key(trace), []).append(trace_total(trace) or 0.0)
             metrics = trace.get("metrics") or {}
+            shown = [metrics[m] for m in FORMAT_METRICS if isinstance(metrics.get(m), int | float)]
+            result.parsed += [float(v) for v in shown[:1]]
+            result.tokens.append(completion_tokens(trace) or result.estimate(trace))
             for name, value in metrics.items():
                 if name.startswith(SKILL_PREFIXES) and isinstance(value, int | float):
                     kept = skills.setdefault(name, [])  # listed even where no task has it
@@ -102,6 +121,21 @@ class PolicyResult:
     def nonzero_share(self) -> float:
         means = self.task_means().values()
         return sum(m > 0 for m in means) / len(means) if means else 0.0
+
+    def estimate(self, trace: dict) -> int:
+        """The trace's tokens estimated from the length of the model's messages (noted in the table)."""
+        said = "".join(m.get("content") or "" for m in messages(trace) if m.get("role") == "assistant")
+        self.estimated = self.estimated or bool(said)
+        return -(-len(said) // CHARS_PER_TOKEN)
+
+    @property
+    def replies(self) -> int:
+        return sum(len(v) for v in self.rewards.values())
+
+    def tokens_cell(self) -> str:
+        if not self.tokens:
+            return "–"
+        return ("~" if self.estimated else "") + f"{statistics.fmean(self.tokens):.0f}"
 
     @property
     def zero_variance_share(self) -> float:
@@ -146,14 +180,18 @@ def run_policy(
     runs: Path,
     knobs: list[str],
     reuse: bool = False,
+    real: bool = False,
 ) -> PolicyResult:
-    """One policy at one rung through ``eval``; its output goes to the run's ``signal.log``."""
+    """One policy at one rung through ``eval`` (a baseline policy, or with `real` the model of that
+    name wherever `knobs` point the client); its output goes to the run's ``signal.log``."""
     from piv_core.cli import eval_main
 
-    name = f"{env_id}--L{level if level is not None else 'default'}--{policy}"
+    label = re.sub(r"[^A-Za-z0-9._-]+", "_", policy)
+    name = f"{env_id}--L{level if level is not None else 'default'}--{label}"
     if reuse and (runs / name / "traces.jsonl").exists():
         return PolicyResult.of(policy, group, _read(runs / name))
-    argv = [env_id, "--model", f"baseline/{policy}", "-n", str(tasks), "-r", str(group), "--no-rich"]
+    model = policy if real else f"baseline/{policy}"
+    argv = [env_id, "--model", model, "-n", str(tasks), "-r", str(group), "--no-rich"]
     argv += ["-o", str(runs), "--run.name", name, "--clean", *knobs]
     if level is not None:
         argv += ["--env.taskset.level", str(level)]
@@ -185,7 +223,8 @@ def _share(value: float) -> str:
 
 def render(env_id: str, level: int | None, results: list[PolicyResult], tasks: int) -> str:
     codes = sorted({c for r in results for c in r.skills})
-    head = ["policy", "group", "mean reward", "tasks > 0", "zero-variance groups", "errors"]
+    head = ["policy", "group", "replies", "mean reward", "tasks > 0", "zero-variance groups", "errors"]
+    head += ["parsed", "tokens / reply"]
     head += [f"`{c}`" for c in codes]
     rung = f"level {level}" if level is not None else "default configuration"
     lines = [
@@ -198,8 +237,9 @@ def render(env_id: str, level: int | None, results: list[PolicyResult], tasks: i
         "|" + "---|" * len(head),
     ]
     for r in results:
-        cells = [f"`{r.policy}`", str(r.group), f"{r.mean:.3f}", _share(r.nonzero_share)]
+        cells = [f"`{r.policy}`", str(r.group), str(r.replies), f"{r.mean:.3f}", _share(r.nonzero_share)]
         cells += [_share(r.zero_variance_share), str(r.errors)]
+        cells += [_share(statistics.fmean(r.parsed)) if r.parsed else "–", r.tokens_cell()]
         cells += [f"{statistics.fmean(r.skills[c]):.2f}" if r.skills.get(c) else "–" for c in codes]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
@@ -227,7 +267,7 @@ def _levels(text: str) -> list[int | None]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="piv-signal",
-        description="Learning-signal health of an environment's difficulty ladder, from scripted policies.",
+        description="Learning-signal health of an environment's ladder: scripted policies, or a model.",
         epilog="Other arguments are passed to eval as taskset knobs, e.g. --env.taskset.selectors.",
     )
     parser.add_argument("env_id")
@@ -242,6 +282,10 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--noisy", type=_floats, default=list(DEFAULT_NOISY), help="noise shares p")
     parser.add_argument("--naive", help="the naive policy (default: the environment's)")
+    parser.add_argument(
+        "--model",
+        help="run this model instead of the scripted policies (see eval: --client.*, --sampling.*)",
+    )
     parser.add_argument("--runs", type=Path, default=Path("outputs/signal"), help="where the runs go")
     parser.add_argument("-o", "--output", type=Path, help="also write the markdown here")
     parser.add_argument("--reuse", action="store_true", help="read runs already under --runs")
@@ -250,14 +294,20 @@ def main(argv: list[str] | None = None) -> None:
         levels: list[int | None] = args.levels
     else:
         levels = list(levels_of(args.env_id))
-    naive = args.naive or NAIVE.get(args.env_id)
-    policies = [("oracle", 1)] + ([(naive, 1)] if naive else [])
-    policies += [(f"noisy-{p:g}", args.group) for p in args.noisy]
+    if args.model:
+        policies = [(args.model, args.group)]
+    else:
+        naive = args.naive or NAIVE.get(args.env_id)
+        policies = [("oracle", 1)] + ([(naive, 1)] if naive else [])
+        policies += [(f"noisy-{p:g}", args.group) for p in args.noisy]
     sections = []
     for level in levels:
         start = time.perf_counter()
         results = [
-            run_policy(args.env_id, policy, level, args.num_tasks, group, args.runs, knobs, args.reuse)
+            run_policy(
+                args.env_id, policy, level, args.num_tasks, group, args.runs, knobs, args.reuse,
+                real=bool(args.model),
+            )
             for policy, group in policies
         ]
         section = render(args.env_id, level, results, args.num_tasks)

@@ -172,3 +172,19 @@ def test_environments_must_be_told_apart():
         BaselineEndpoint([Environment("a", {}, A_PROMPT), Environment("b", {}, None)])
     with pytest.raises(ValueError, match="no environment to serve"):
         BaselineEndpoint([])
+
+
+def test_an_environment_whose_prompt_varies_is_recognised_by_its_mark(tmp_path, monkeypatch):
+    """``SYSTEM_PROMPT_MARK`` wins over ``SYSTEM_PROMPT``: every rung's prompt contains the mark."""
+    from piv_core.endpoint import system_prompt_of
+
+    package = tmp_path / "varying_prompt_env"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "prompt.py").write_text(
+        'SYSTEM_PROMPT_MARK = "You audit varying ledgers."\n'
+        'SYSTEM_PROMPT = SYSTEM_PROMPT_MARK + " Rung 4 rules."\n'
+    )
+    (package / "baselines.py").write_text('SYSTEM_PROMPT = "a baselines prompt, found after the mark"\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert system_prompt_of("varying-prompt-env") == "You audit varying ledgers."

@@ -32,7 +32,7 @@ def test_render_lists_every_skill_metric():
     b = _result("silent", {"a": [0.0]}, {"recall_x": [0.0]})
     table = signal_health.render("env", 2, [a, b], 1)
     assert "level 2" in table and "`recall_x`" in table and "`recall_y`" in table
-    assert "| `silent` | 1 | 0.000 | 0.00 | 1.00 | 0 | 0.00 | – |" in table
+    assert "| `silent` | 1 | 1 | 0.000 | 0.00 | 1.00 | 0 | – | – | 0.00 | – |" in table
 
 
 @pytest.mark.e2e
@@ -45,9 +45,11 @@ def test_signal_through_eval(tmp_path, capsys):
     table = out.read_text()
     assert "### geo-reprojection-v1, level 1" in table and "level 1" in capsys.readouterr().out
     rows = {line.split("|")[1].strip(): line.split("|")[2:] for line in table.splitlines() if "| `" in line}
-    assert float(rows["`oracle`"][1]) == 1.0
-    assert float(rows["`noisy-0`"][1]) == 1.0 and float(rows["`noisy-0`"][3]) == 1.0  # p=0 is the oracle
-    assert float(rows["`noisy-0.6`"][1]) < 1.0
+    assert float(rows["`oracle`"][2]) == 1.0
+    assert float(rows["`noisy-0`"][2]) == 1.0 and float(rows["`noisy-0`"][4]) == 1.0  # p=0 is the oracle
+    assert float(rows["`noisy-0.6`"][2]) < 1.0
+    replies, parsed = rows["`noisy-0.6`"][1].strip(), rows["`noisy-0.6`"][6].strip()
+    assert (replies, parsed) == ("12", "1.00")
     assert "`pass_reproject`" in table
     assert (tmp_path / "runs" / "geo-reprojection-v1--L1--noisy-0.6" / "traces.jsonl").exists()
 
@@ -67,3 +69,36 @@ def test_skill_means_count_only_tasks_that_have_the_skill(tmp_path):
     assert result.skills == {"recall_x": [1.0, 0.5], "recall_y": [], "pass_z": [1.0, 1.0, 1.0]}
     table = signal_health.render("env", 1, [result], 3)
     assert "| 1.00 | 0.75 | – |" in table  # pass_z, recall_x, recall_y
+
+
+@pytest.mark.e2e
+def test_signal_for_a_named_model(tmp_path):
+    """``--model`` runs that model alone, a group per task, through eval's own client arguments
+    (here the baseline endpoint's model name, as a real endpoint's would be)."""
+    out = tmp_path / "signal.md"
+    signal_health.main(
+        ["geo-reprojection-v1", "--levels", "1", "-n", "3", "-r", "2", "--model", "baseline/noisy-0.6"]
+        + ["--runs", str(tmp_path / "runs"), "-o", str(out), "--sampling.temperature", "1.0"]
+    )
+    rows = [line.split("|")[1:-1] for line in out.read_text().splitlines() if "| `" in line]
+    assert [row[0].strip() for row in rows] == ["`baseline/noisy-0.6`"]
+    assert [cell.strip() for cell in rows[0][1:3]] == ["2", "6"]  # group, replies
+    assert (tmp_path / "runs" / "geo-reprojection-v1--L1--baseline_noisy-0.6" / "traces.jsonl").exists()
+
+
+def test_tokens_are_estimated_only_where_no_usage_was_reported(tmp_path):
+    from piv_core.runs import EvalRun
+
+    def trace(task, tokens, reply):
+        return {
+            "task": {"data": {"id": task}},
+            "rewards": {"r": {"score": 1.0, "weight": 1.0}},
+            "metrics": {"parsed": 1.0},
+            "num_output_tokens": tokens,
+            "nodes": [{"message": {"role": "assistant", "content": reply}}],
+        }
+
+    reported = PolicyResult.of("m", 1, EvalRun(tmp_path, traces=[trace("a", 10, "x" * 400)]))
+    assert reported.tokens_cell() == "10"
+    estimated = PolicyResult.of("m", 1, EvalRun(tmp_path, traces=[trace("a", None, "x" * 401)]))
+    assert estimated.tokens_cell() == "~101"
