@@ -12,8 +12,9 @@ environment's system prompt. So one client, one base URL and one model name serv
 multi-environment run, as a trainer with several sources drives it. An environment's
 system prompt is the ``SYSTEM_PROMPT_MARK`` (a text every one of its system prompts contains,
 for an environment whose prompt varies with its knobs) or else the ``SYSTEM_PROMPT`` of its
-``baselines`` module, else of its ``prompt`` or ``contract`` module. ``oracle`` and ``reference`` both name an environment's solver, so
-``baseline/oracle`` earns full marks on every environment of such a run.
+``baselines`` module, else of its ``prompt`` or ``contract`` module. ``oracle`` and
+``reference`` both name an environment's solver, so ``baseline/oracle`` earns full marks on
+every environment of such a run.
 
 A policy is a plain function of the conversation so far (`Conversation`) returning either
 the assistant's text or a list of `ToolCall`s, optionally wrapped in `Reasoned` to come with a

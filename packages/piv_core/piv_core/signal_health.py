@@ -300,14 +300,12 @@ def main(argv: list[str] | None = None) -> None:
         naive = args.naive or NAIVE.get(args.env_id)
         policies = [("oracle", 1)] + ([(naive, 1)] if naive else [])
         policies += [(f"noisy-{p:g}", args.group) for p in args.noisy]
+    options = {"reuse": args.reuse, "real": bool(args.model)}
     sections = []
     for level in levels:
         start = time.perf_counter()
         results = [
-            run_policy(
-                args.env_id, policy, level, args.num_tasks, group, args.runs, knobs, args.reuse,
-                real=bool(args.model),
-            )
+            run_policy(args.env_id, policy, level, args.num_tasks, group, args.runs, knobs, **options)
             for policy, group in policies
         ]
         section = render(args.env_id, level, results, args.num_tasks)
