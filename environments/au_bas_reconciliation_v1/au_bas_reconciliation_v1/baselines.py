@@ -5,8 +5,14 @@
 - ``column-sums``: the raw column totals as the BAS (sales, recorded GST), no faults.
 - ``silent``: a well-formed answer that finds nothing: GST recomputed per row but no row
   excluded and no credit denied, and an empty faults object.
-- ``blanket``: flags every row with every fault code, column-sum figures.
+- ``blanket``: flags every row with every fault code the system prompt states (all five in the
+  full prompt), column-sum figures.
+- `example` (a function, not served as a policy): the system prompt's answer example copied as
+  it stands (the full prompt's figures and rows; placeholders in a focused prompt).
 - ``garbage``: prose with figures but no answer block.
+
+A policy that needs the fault codes reads them from the system prompt (the system message, or
+the user message a harness folded it into); a conversation with none gets all five.
 
 `noisy` (served as ``noisy-<p>``) is the oracle erring on each row independently with
 probability p: it takes a faulted row for clean (no codes, kept in the BAS, its recorded GST
@@ -17,13 +23,14 @@ works its labels out from its own treatment of the rows.
 from __future__ import annotations
 
 import random
+import re
 from decimal import Decimal
 
 from piv_core.endpoint import Conversation, Policy
 from piv_core.ledger_audit import answer_text, erring_audit
 
 from au_bas_reconciliation_v1.ledger import SALE, Row
-from au_bas_reconciliation_v1.prompt import read_labels, read_ledger
+from au_bas_reconciliation_v1.prompt import MARKER, read_labels, read_ledger, read_scope
 from au_bas_reconciliation_v1.rules import (
     FAULT_CODES,
     MISSING_ABN_OVER_THRESHOLD,
@@ -33,8 +40,23 @@ from au_bas_reconciliation_v1.rules import (
 )
 
 ORACLE_NOTE = "Reconciled.\n"
-SALE_CODES = tuple(code for code in FAULT_CODES if code != MISSING_ABN_OVER_THRESHOLD)
-"""The codes a sale can carry; a purchase can carry any."""
+SYSTEM_PROMPT = MARKER
+"""What every system prompt of this environment contains (the baseline endpoint tells this
+environment's requests apart by it, whatever the prompt's style)."""
+_EXAMPLE = re.compile(r"^<answer>\n(.*?)\n</answer>$", re.MULTILINE | re.DOTALL)
+
+
+def _system_text(conversation: Conversation) -> str:
+    """The system prompt as sent: the system message, else the user text it was folded into."""
+    for message in conversation.messages:
+        if message.get("role") in ("system", "developer"):
+            return Conversation.text(message)
+    return conversation.user_text
+
+
+def stated_codes(conversation: Conversation) -> tuple[str, ...]:
+    """The fault codes the conversation's system prompt states (all five when it has none)."""
+    return read_scope(_system_text(conversation)).codes or FAULT_CODES
 
 
 def _totals(rows: list[Row], gst_of) -> dict[str, Decimal]:
@@ -48,7 +70,7 @@ def _totals(rows: list[Row], gst_of) -> dict[str, Decimal]:
 
 def oracle(conversation: Conversation) -> str:
     text = conversation.user_text
-    key = reconcile(*read_ledger(text)).asking(read_labels(text))
+    key = reconcile(*read_ledger(text), stated_codes(conversation)).asking(read_labels(text))
     return ORACLE_NOTE + answer_text(key.figures, key.faults)
 
 
@@ -57,9 +79,11 @@ def noisy(conversation: Conversation, p: float, rng: random.Random) -> str:
     module docstring). Only `rng` supplies randomness; ``p = 0`` is the oracle's reply exactly."""
     text = conversation.user_text
     quarter, rows = read_ledger(text)
-    key = reconcile(quarter, rows)
+    codes = stated_codes(conversation)
+    key = reconcile(quarter, rows, codes)
+    sale_codes = tuple(code for code in codes if code != MISSING_ABN_OVER_THRESHOLD) or codes
     faults, kept, trusted = erring_audit(
-        rows, key.faults, p, rng, lambda row: SALE_CODES if row.kind == SALE else FAULT_CODES
+        rows, key.faults, p, rng, lambda row: sale_codes if row.kind == SALE else codes
     )
     labels = totals(kept, lambda row: row.gst if row.txn_id in trusted else correct_gst(row))
     return ORACLE_NOTE + answer_text({label: labels[label] for label in read_labels(text)}, faults)
@@ -77,7 +101,13 @@ def silent(conversation: Conversation) -> str:
 
 def blanket(conversation: Conversation) -> str:
     _, rows = read_ledger(conversation.user_text)
-    return answer_text(_totals(rows, lambda r: r.gst), {r.txn_id: list(FAULT_CODES) for r in rows})
+    codes = list(stated_codes(conversation))
+    return answer_text(_totals(rows, lambda r: r.gst), {r.txn_id: codes for r in rows})
+
+
+def example(conversation: Conversation) -> str:
+    match = _EXAMPLE.search(_system_text(conversation))
+    return f"<answer>\n{match.group(1) if match else '{}'}\n</answer>"
 
 
 def garbage(conversation: Conversation) -> str:

@@ -88,6 +88,13 @@ SUPPLIERS = (
 
 PRICE_CENTS = (500, 500_000)
 """Every price is drawn from [low, high) cents."""
+MIXED, TAXABLE_SALES, ROUND_TAXABLE_SALES = "mixed", "taxable_sales", "round_taxable_sales"
+ROW_MIXES = (MIXED, TAXABLE_SALES, ROUND_TAXABLE_SALES)
+"""What the clean rows of a ledger are: sales and purchases of every category (``mixed``, the
+default), or sales of taxable categories only, priced anywhere in `PRICE_CENTS`
+(``taxable_sales``) or at a whole number of dollars times 11, so that the correct GST is whole
+dollars (``round_taxable_sales``, GST from $1 to `ROUND_GST_DOLLARS`)."""
+ROUND_GST_DOLLARS = 150
 SALE_SHARE = 0.55
 """The chance that a row is a sale."""
 
@@ -152,6 +159,17 @@ def _clean_row(rng: random.Random, first_day: int, span: int, invoice: str, kind
     return Row("", day, kind, counterparty, invoice, category, amount, _gst(category, amount), abn)
 
 
+def _taxable_sale(rng: random.Random, first_day: int, span: int, invoice: str, round_price: bool) -> Row:
+    """A fault-free sale of a taxable category (row mixes other than ``mixed``)."""
+    category = pick(rng, TAXABLE)
+    if round_price:
+        amount = Decimal(11 * (1 + int(rng.random() * ROUND_GST_DOLLARS))).quantize(_CENT)
+    else:
+        amount = _amount(rng)
+    day = date.fromordinal(first_day + int(rng.random() * span))
+    return Row("", day, SALE, pick(rng, CUSTOMERS), invoice, category, amount, _gst(category, amount), "")
+
+
 def _inject(rng: random.Random, row: Row, code: str, quarter: Quarter) -> Row:
     """`row` changed so that `code`'s condition holds."""
     if code == GST_MISCALCULATED:
@@ -197,10 +215,15 @@ def _codes_for(rng: random.Random, kind: str, allowed: frozenset[str]) -> list[s
 
 
 def generate(
-    rng: random.Random, num_rows: int, fault_rate: float, fault_codes: Iterable[str] = FAULT_CODES
+    rng: random.Random,
+    num_rows: int,
+    fault_rate: float,
+    fault_codes: Iterable[str] = FAULT_CODES,
+    row_mix: str = MIXED,
 ) -> Ledger:
     """A ledger of exactly `num_rows` rows; `fault_rate` is the expected share of faulty rows,
-    each planted with codes of `fault_codes` only.
+    each planted with codes of `fault_codes` only, and the clean rows as `row_mix` says
+    (`ROW_MIXES`; the default draws exactly as before the knob existed).
 
     A rate of 0 plants nothing (invoice numbers are unique, so the ledger is clean); any
     positive rate marks at least one row faulty, and a faulty row is planted unless no code of
@@ -208,6 +231,9 @@ def generate(
     """
     allowed = frozenset(fault_codes)
     check_rows(num_rows, MIN_ROWS, "num_transactions")
+    if row_mix not in ROW_MIXES:
+        raise ValueError(f"row_mix must be one of {list(ROW_MIXES)}, got {row_mix!r}")
+    mixed = row_mix == MIXED
     quarter = _quarter(rng)
     business = pick(rng, BUSINESSES)
     first_day = quarter.start.toordinal()
@@ -218,8 +244,11 @@ def generate(
     rows: list[Row] = []
     duplicates: list[int] = []  # slots that will copy an earlier row
     for slot in range(num_rows):
-        kind, invoice = book.next(rng, SALE_SHARE)
-        row = _clean_row(rng, first_day, span, invoice, kind)
+        kind, invoice = book.next(rng, SALE_SHARE if mixed else 1.0)
+        if mixed:
+            row = _clean_row(rng, first_day, span, invoice, kind)
+        else:
+            row = _taxable_sale(rng, first_day, span, invoice, row_mix == ROUND_TAXABLE_SALES)
         if faulty[slot]:
             codes = _codes_for(rng, kind, allowed)
             if codes == [DUPLICATE_INVOICE]:

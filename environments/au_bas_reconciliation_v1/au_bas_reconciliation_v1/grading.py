@@ -30,6 +30,9 @@ parse_answer = SCHEME.parse
 """The reply's answer, or None when it is unparseable (read once per reply, and immutable)."""
 
 
-def grade(reply: str | None, bas: dict[str, int], faults: dict[str, list[str]]) -> Grade:
-    """Score `reply` against the corrected BAS (cents by label) and the fault key."""
-    return SCHEME.grade(reply, bas, faults)
+def grade(
+    reply: str | None, bas: dict[str, int], faults: dict[str, list[str]], partial: bool = False
+) -> Grade:
+    """Score `reply` against the corrected BAS (cents by label) and the fault key; `partial`:
+    partial credit per label (the `figure_credit` knob's ``partial``)."""
+    return SCHEME.grade(reply, bas, faults, partial)

@@ -10,14 +10,29 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import date
+from typing import NamedTuple
 
 from au_bas_reconciliation_v1.ledger import GST_FREE, INPUT_TAXED, TAXABLE, Quarter, Row, from_csv, to_csv
-from au_bas_reconciliation_v1.rules import ABN_THRESHOLD, LABELS
+from au_bas_reconciliation_v1.rules import (
+    ABN_THRESHOLD,
+    DUPLICATE_INVOICE,
+    FAULT_CODES,
+    GST_MISCALCULATED,
+    GST_ON_GST_FREE,
+    LABELS,
+    MISSING_ABN_OVER_THRESHOLD,
+    OUTSIDE_PERIOD,
+)
 
-SYSTEM_PROMPT = f"""You are a bookkeeper preparing an Australian Business Activity Statement (BAS) for one quarter. \
-You are given the quarter's GST ledger. Audit it for faults, then report the corrected BAS figures.
+_INTRO = (
+    "You are a bookkeeper preparing an Australian Business Activity Statement (BAS) for one quarter. "
+    "You are given the quarter's GST ledger. Audit it for faults, then report the corrected BAS figures."
+)
+MARKER = _INTRO.split(". ")[0] + "."
+"""The opening sentence every system prompt of this environment starts with (how the baseline
+endpoint tells this environment's requests apart, whatever the prompt's style)."""
 
-LEDGER COLUMNS
+_COLUMNS = """LEDGER COLUMNS
 - txn_id: the row's identifier. Rows are listed in ledger order; "earlier" means higher up the list.
 - date: YYYY-MM-DD.
 - type: sale or purchase.
@@ -25,36 +40,70 @@ LEDGER COLUMNS
 - category: the kind of supply (see below).
 - amount: the GST-inclusive price in AUD. It is never wrong and never corrected.
 - gst: the GST recorded in the books for the row (it may be wrong).
-- abn: the supplier's ABN on a purchase; blank when the supplier gave none. Sales have no ABN.
+- abn: the supplier's ABN on a purchase; blank when the supplier gave none. Sales have no ABN."""
 
-CATEGORIES
+_CATEGORIES = f"""CATEGORIES
 - Taxable: {", ".join(TAXABLE)}.
 - GST-free: {", ".join(GST_FREE)}.
-- Input-taxed: {", ".join(INPUT_TAXED)}.
+- Input-taxed: {", ".join(INPUT_TAXED)}."""
 
-CORRECT GST OF A ROW
+_CORRECT_GST = """CORRECT GST OF A ROW
 - Taxable category: amount / 11, rounded to the cent on that row alone, half a cent rounding up (ROUND_HALF_UP).
-- GST-free or input-taxed category: 0.00.
+- GST-free or input-taxed category: 0.00."""
+
+CODE_RULES = {
+    GST_ON_GST_FREE: "- gst_on_gst_free: the category is GST-free or input-taxed and the recorded gst is not 0.00.",
+    GST_MISCALCULATED: (
+        "- gst_miscalculated: the category is taxable and the recorded gst differs from the correct GST."
+    ),
+    DUPLICATE_INVOICE: (
+        "- duplicate_invoice: the row's invoice number already appears on an earlier row. The first "
+        "occurrence is not a fault; every later occurrence is."
+    ),
+    OUTSIDE_PERIOD: (
+        "- outside_period: the date is outside the BAS quarter. The quarter's first and last days are inside it."
+    ),
+    MISSING_ABN_OVER_THRESHOLD: (
+        f"- missing_abn_over_threshold: a purchase whose amount is over ${ABN_THRESHOLD} (strictly greater) "
+        "with a blank abn, whatever its category. The input tax credit is denied."
+    ),
+}
+"""Each fault code's condition, one line apiece, as every prompt states it."""
+
+_LEAVE_OUT = "- Leave out entirely every row flagged duplicate_invoice or outside_period."
+_LABEL_RULES = {
+    "G1": "- G1 (total sales) = sum of amount over the remaining sales, every category included.",
+    "1A": "- 1A (GST on sales) = sum of the correct GST over the remaining sales.",
+    "1B": "- 1B (GST on purchases) = sum of the correct GST over the remaining purchases",
+    "net": "- net = 1A - 1B (negative when a refund is due).",
+}
+_DENIED = ", except that a purchase flagged missing_abn_over_threshold contributes 0.00."
+_NOT_RECORDED = "The recorded gst column never enters the figures; only the correct GST does."
+_FORMAT_RULES = """- Figures may be JSON numbers or strings; "$" and thousands commas are ignored; they must be exact to the cent.
+- faults maps a txn_id, written exactly as in the ledger, to the list of its fault codes, written exactly as \
+above. List only rows that have faults; use {} when no row has one.
+- Only the last <answer> block in your reply is read; text outside it is ignored."""
+
+SYSTEM_PROMPT = f"""{_INTRO}
+
+{_COLUMNS}
+
+{_CATEGORIES}
+
+{_CORRECT_GST}
 
 FAULT CODES
 Check every row, including rows that are left out of the BAS, and report every code whose condition holds \
 (a row can have several):
-- gst_on_gst_free: the category is GST-free or input-taxed and the recorded gst is not 0.00.
-- gst_miscalculated: the category is taxable and the recorded gst differs from the correct GST.
-- duplicate_invoice: the row's invoice number already appears on an earlier row. The first occurrence is \
-not a fault; every later occurrence is.
-- outside_period: the date is outside the BAS quarter. The quarter's first and last days are inside it.
-- missing_abn_over_threshold: a purchase whose amount is over ${ABN_THRESHOLD} (strictly greater) with a blank \
-abn, whatever its category. The input tax credit is denied.
+{chr(10).join(CODE_RULES.values())}
 
 CORRECTED BAS (dollars and cents, exact to the cent)
-- Leave out entirely every row flagged duplicate_invoice or outside_period.
-- G1 (total sales) = sum of amount over the remaining sales, every category included.
-- 1A (GST on sales) = sum of the correct GST over the remaining sales.
-- 1B (GST on purchases) = sum of the correct GST over the remaining purchases, except that a purchase flagged \
-missing_abn_over_threshold contributes 0.00.
-- net = 1A - 1B (negative when a refund is due).
-The recorded gst column never enters the figures; only the correct GST does.
+{_LEAVE_OUT}
+{_LABEL_RULES["G1"]}
+{_LABEL_RULES["1A"]}
+{_LABEL_RULES["1B"]}{_DENIED}
+{_LABEL_RULES["net"]}
+{_NOT_RECORDED}
 
 ANSWER FORMAT
 Finish with one <answer> block holding a JSON object with exactly these keys: the four labels G1, 1A, 1B \
@@ -64,10 +113,106 @@ they are graded.
 {{"G1": "12345.67", "1A": "1122.33", "1B": "456.78", "net": "665.55", "faults": {{"T003": ["gst_miscalculated"], \
 "T011": ["outside_period", "gst_on_gst_free"]}}}}
 </answer>
-- Figures may be JSON numbers or strings; "$" and thousands commas are ignored; they must be exact to the cent.
-- faults maps a txn_id, written exactly as in the ledger, to the list of its fault codes, written exactly as \
-above. List only rows that have faults; use {{}} when no row has one.
-- Only the last <answer> block in your reply is read; text outside it is ignored."""
+{_FORMAT_RULES}"""
+"""The system prompt of the default configuration: every fault code and every label (style ``full``)."""
+
+FULL, FOCUSED = "full", "focused"
+PROMPT_STYLES = (FULL, FOCUSED)
+ALL_OR_NOTHING, PARTIAL = "all_or_nothing", "partial"
+FIGURE_CREDITS = (ALL_OR_NOTHING, PARTIAL)
+
+PARTIAL_CREDIT_NOTE = """GRADING OF THE FIGURES
+Each label asked for counts on its own: the figures part of the score is the share of those labels that \
+are exact to the cent (with two labels asked and one of them right, half of it)."""
+"""What a prompt says when partial credit per label is on (`figure_credit` ``partial``)."""
+
+_WORKING = """HOW TO WORK
+Before the answer block, work through the ledger in plain text, one line per row: the row's txn_id, its \
+type and category, its correct GST (for a taxable row, amount / 11 to the cent), whether the recorded gst \
+equals it, and the fault codes that hold. Then add up each label from those lines."""
+
+
+def _focused(codes: Sequence[str], labels: Sequence[str]) -> str:
+    """The system prompt of style ``focused``: the rules of the fault codes `codes` and of the
+    labels `labels` only, an invitation to work row by row, and an answer example without figures."""
+    rules_of = [CODE_RULES[code] for code in FAULT_CODES if code in codes]
+    bas = [_LEAVE_OUT] if DUPLICATE_INVOICE in codes or OUTSIDE_PERIOD in codes else []
+    for label in LABELS:
+        if label in labels or (label in ("1A", "1B") and "net" in labels):
+            rule = _LABEL_RULES[label] if bas else _LABEL_RULES[label].replace(" the remaining ", " the ")
+            denied = _DENIED if MISSING_ABN_OVER_THRESHOLD in codes else "."
+            bas.append(rule + (denied if label == "1B" else ""))
+    asked = [label for label in LABELS if label in labels]
+    example = ", ".join(f'"{label}": "<dollars.cents>"' for label in asked)
+    left_out = bool(bas) and bas[0] == _LEAVE_OUT
+    which = (
+        "code of this task is the one"
+        if len(rules_of) == 1
+        else f"codes of this task are the {len(rules_of)}"
+    )
+    return f"""{_INTRO}
+
+{_COLUMNS}
+
+{_CATEGORIES}
+
+{_CORRECT_GST}
+
+FAULT CODES
+The only fault {which} below; no other code is reported. Check every \
+row{", including rows that are left out of the BAS," if left_out else ""} and report every \
+code whose condition holds{" (a row can have several)" if len(rules_of) > 1 else ""}:
+{chr(10).join(rules_of)}
+
+CORRECTED BAS (dollars and cents, exact to the cent)
+{chr(10).join(bas)}
+{_NOT_RECORDED}
+
+{_WORKING}
+
+ANSWER FORMAT
+Finish with one <answer> block holding a JSON object with exactly these keys: {", ".join(asked)} and \
+faults. The block below shows its shape only: put this ledger's own figures, txn_ids and codes in \
+place of the <...> placeholders.
+<answer>
+{{{example}, "faults": {{"<txn_id>": ["<fault_code>"]}}}}
+</answer>
+{_FORMAT_RULES}"""
+
+
+def system_prompt(
+    style: str = FULL,
+    codes: Sequence[str] = FAULT_CODES,
+    labels: Sequence[str] = LABELS,
+    credit: str = ALL_OR_NOTHING,
+) -> str:
+    """The system prompt of a task: `SYSTEM_PROMPT` itself at the default configuration.
+
+    Style ``focused`` states only the fault codes `codes` (the ones the task can plant, no
+    other ever holds there) and the labels `labels`; ``full`` states everything. Under partial
+    credit (`credit` ``partial``) the prompt says how the figures are scored."""
+    if style not in PROMPT_STYLES or credit not in FIGURE_CREDITS:
+        raise ValueError(f"unknown prompt style {style!r} or figure credit {credit!r}")
+    text = SYSTEM_PROMPT if style == FULL else _focused(codes, labels)
+    return text + "\n\n" + PARTIAL_CREDIT_NOTE if credit == PARTIAL else text
+
+
+class PromptScope(NamedTuple):
+    """What a system prompt states: its style, the fault codes it lists, its figure credit."""
+
+    style: str
+    codes: tuple[str, ...]
+    credit: str
+
+
+def read_scope(system: str) -> PromptScope:
+    """The style, fault codes and figure credit a system prompt of this environment states
+    (read from the text; `system_prompt` of them must give the same text back)."""
+    credit = PARTIAL if system.endswith("\n\n" + PARTIAL_CREDIT_NOTE) else ALL_OR_NOTHING
+    style = FULL if system.startswith(SYSTEM_PROMPT) else FOCUSED
+    codes = tuple(code for code in FAULT_CODES if f"\n{CODE_RULES[code]}\n" in system)
+    return PromptScope(style, codes, credit)
+
 
 _ASKED = re.compile(r"^BAS labels to report: (.+)$", re.MULTILINE)
 _PERIOD = re.compile(r"\((\d{4}-\d{2}-\d{2}) to (\d{4}-\d{2}-\d{2})\)", re.ASCII)

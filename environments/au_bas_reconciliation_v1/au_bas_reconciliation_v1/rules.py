@@ -32,6 +32,7 @@ ABN_THRESHOLD = Decimal("82.50")
 _CENT = Decimal("0.01")
 _ELEVEN = Decimal(11)
 _TAXABLE = frozenset(TAXABLE)
+_ALL_CODES = frozenset(FAULT_CODES)
 
 
 LABELS = ("G1", "1A", "1B", "net")
@@ -62,9 +63,19 @@ def row_faults(row: Row, quarter: Quarter, seen_invoices: set[str]) -> tuple[str
     return codes
 
 
-def reconcile(quarter: Quarter, rows: list[Row]) -> Key:
-    """Re-derive the corrected BAS (cents by label) and the fault key from the ledger as listed."""
-    faults, kept = audit_rows(rows, lambda row, seen: row_faults(row, quarter, seen))
+def reconcile(quarter: Quarter, rows: list[Row], codes: Iterable[str] = FAULT_CODES) -> Key:
+    """Re-derive the corrected BAS (cents by label) and the fault key from the ledger as listed.
+
+    `codes` are the fault codes whose rules apply: all five, unless the task's prompt states
+    fewer (a focused prompt); a code left out is never reported, and a row it would have left
+    out of the BAS or denied a credit counts as any other row."""
+    applied = frozenset(codes)
+
+    def faults_of(row: Row, seen: set[str]) -> tuple[str, ...]:
+        found = row_faults(row, quarter, seen)
+        return found if applied >= _ALL_CODES else tuple(code for code in found if code in applied)
+
+    faults, kept = audit_rows(rows, faults_of)
     return Key(totals(kept), faults)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from typing import Annotated
+from typing import Annotated, Literal
 
 import verifiers.v1 as vf
 from piv_core.knobs import at_least, at_most, integer, number, share, some_of
@@ -35,14 +35,31 @@ WIDEST_ASKED = max(
 """The subset of labels with the longest "labels to report" line (written only for a subset)."""
 
 
-def widest_prompt_bytes(num_transactions: int) -> int:
-    """An upper bound on the prompt bytes (system prompt folded in) of any task with this many rows."""
+LONGEST_SYSTEM_PROMPT = max(
+    (
+        prompt.system_prompt(style, rules.FAULT_CODES, rules.LABELS, credit)
+        for style in prompt.PROMPT_STYLES
+        for credit in prompt.FIGURE_CREDITS
+    ),
+    key=lambda text: len(text.encode()),
+)
+"""The longest system prompt any configuration gives (a focused one states at most every code and label)."""
+
+
+def widest_prompt_bytes(num_transactions: int, system: str = prompt.SYSTEM_PROMPT) -> int:
+    """An upper bound on the prompt bytes (system prompt `system` folded in) of any task with
+    this many rows."""
     widest = generator.widest_ledger(num_transactions)
-    return prompt_bytes(prompt.SYSTEM_PROMPT, prompt.user_prompt(*widest, WIDEST_ASKED))
+    return prompt_bytes(system, prompt.user_prompt(*widest, WIDEST_ASKED))
 
 
 MAX_TRANSACTIONS = largest_fitting(widest_prompt_bytes, generator.MIN_ROWS)
-"""The most rows whose widest prompt fits one command-line argument (`piv_core.prompt_size`)."""
+"""The most rows whose widest prompt fits one command-line argument (`piv_core.prompt_size`),
+under the full system prompt with all-or-nothing credit (the default)."""
+MAX_TRANSACTIONS_ANY_PROMPT = largest_fitting(
+    lambda n: widest_prompt_bytes(n, LONGEST_SYSTEM_PROMPT), generator.MIN_ROWS
+)
+"""The same bound under the longest system prompt of any `prompt_style` and `figure_credit`."""
 
 
 class AuBasData(LedgerData):
@@ -51,8 +68,12 @@ class AuBasData(LedgerData):
 
 
 class AuBasTask(vf.Task[AuBasData, vf.State, vf.TaskConfig]):
+    def _partial(self) -> bool:
+        """Whether the task's prompt grants partial credit per label (the prompt is the authority)."""
+        return prompt.read_scope(self.data.system_prompt).credit == prompt.PARTIAL
+
     def _grade(self, trace: vf.Trace) -> Grade:
-        return grading.grade(trace.last_reply, self.data.bas, self.data.faults)
+        return grading.grade(trace.last_reply, self.data.bas, self.data.faults, self._partial())
 
     @vf.reward(weight=0.6)
     async def bas_correct(self, trace: vf.Trace) -> float:
@@ -64,16 +85,31 @@ class AuBasTask(vf.Task[AuBasData, vf.State, vf.TaskConfig]):
 
     @vf.metric
     async def audit(self, trace: vf.Trace) -> dict[str, float]:
-        return grading.SCHEME.metrics(trace.last_reply, self.data.bas, self.data.faults)
+        return grading.SCHEME.metrics(trace.last_reply, self.data.bas, self.data.faults, self._partial())
 
     async def validate(self, runtime: vf.Runtime) -> bool:
-        """Re-derive the key from the ledger as the prompt shows it and compare."""
-        return key_holds(self.data, prompt.SYSTEM_PROMPT, self.data.bas, _key_of)
+        """Re-derive the key from the prompt alone and compare: the system prompt must be the one
+        its own style, fault codes and credit give for the labels the user prompt asks, and the
+        ledger under the rules of those codes only must give the key."""
+        return holds(self.data)
 
 
-def _key_of(text: str) -> Key:
-    """The key of the task whose user prompt is `text`: the labels it asks for, and the faults."""
-    return rules.reconcile(*prompt.read_ledger(text)).asking(prompt.read_labels(text))
+def holds(data: AuBasData) -> bool:
+    """Whether `data`'s prompt, read alone, states its key (what `validate` checks)."""
+    scope = prompt.read_scope(data.system_prompt)
+    try:
+        stated = prompt.system_prompt(
+            scope.style, scope.codes, prompt.read_labels(data.prompt_text), scope.credit
+        )
+    except ValueError:
+        return False
+    return key_holds(data, stated, data.bas, lambda text: key_of(text, scope.codes))
+
+
+def key_of(text: str, codes: tuple[str, ...] = rules.FAULT_CODES) -> Key:
+    """The key of the task whose user prompt is `text`, under the rules of fault codes `codes`
+    (those its system prompt states): the labels it asks for, and the faults."""
+    return rules.reconcile(*prompt.read_ledger(text), codes).asking(prompt.read_labels(text))
 
 
 class AuBasConfig(vf.TasksetConfig):
@@ -94,9 +130,24 @@ class AuBasConfig(vf.TasksetConfig):
     labels: Annotated[list[str], some_of(rules.LABELS)] = list(rules.LABELS)
     """The BAS labels the task asks for and grades (default: all four). When fewer, the task
     names them, and only they count towards ``bas_correct`` and ``bas_label_accuracy``."""
+    row_mix: Literal["mixed", "taxable_sales", "round_taxable_sales"] = "mixed"
+    """What the clean rows are (`generator.ROW_MIXES`): sales and purchases of every category
+    (``mixed``, the default), or taxable sales only, at any price (``taxable_sales``) or at a
+    whole number of dollars times 11, so that every correct GST is whole dollars
+    (``round_taxable_sales``). Planted faults change rows as they always do."""
+    prompt_style: Literal["full", "focused"] = "full"
+    """``full`` (the default): the system prompt states every fault code and label. ``focused``:
+    it states only the codes of `fault_codes` (no other holds in a generated ledger) and the
+    labels asked, invites working row by row before the answer, and shows the answer's shape
+    with placeholders instead of figures."""
+    figure_credit: Literal["all_or_nothing", "partial"] = "all_or_nothing"
+    """``all_or_nothing`` (the default): ``bas_correct`` is 1.0 only when every label asked is
+    right. ``partial``: it is the share of the labels asked that are right, and the system
+    prompt says so."""
     level: Level = None
     """A rung of `levels.RUNGS` (1 easiest, 6 hardest): sets num_transactions, fault_rate,
-    fault_codes and labels. Unset: every knob as given. Task ids read ``au-bas-level<N>-...``."""
+    fault_codes and labels, and at the lowest rungs row_mix, prompt_style and figure_credit.
+    Unset: every knob as given. Task ids read ``au-bas-level<N>-...``."""
     seed: Annotated[int, integer()] = DEFAULT_SEED
     """Generator seed; task i depends only on (split, seed, i) and the knobs above."""
     split: Split = "train"
@@ -105,20 +156,33 @@ class AuBasConfig(vf.TasksetConfig):
 
     @model_validator(mode="after")
     def _level(self) -> AuBasConfig:
-        return apply_level(self, RUNGS)
+        apply_level(self, RUNGS)
+        default_prompt = (self.prompt_style, self.figure_credit) == ("full", "all_or_nothing")
+        if not default_prompt and self.num_transactions > MAX_TRANSACTIONS_ANY_PROMPT:
+            raise ValueError(
+                f"num_transactions must be <= {MAX_TRANSACTIONS_ANY_PROMPT} with prompt_style="
+                f"{self.prompt_style!r} and figure_credit={self.figure_credit!r}, got "
+                f"{self.num_transactions}: a longer ledger's prompt would not fit one command-line argument"
+            )
+        return self
 
 
 def make_task_data(config: AuBasConfig, idx: int) -> AuBasData:
     """Task `idx` of the stream `config` describes."""
     rng = split_rng(config.split, config.seed, idx)
-    ledger = generator.generate(rng, config.num_transactions, config.fault_rate, config.fault_codes)
-    key = rules.reconcile(ledger.quarter, ledger.rows).asking(config.labels)
+    ledger = generator.generate(
+        rng, config.num_transactions, config.fault_rate, config.fault_codes, config.row_mix
+    )
+    system = prompt.system_prompt(
+        config.prompt_style, config.fault_codes, config.labels, config.figure_credit
+    )
+    key = rules.reconcile(ledger.quarter, ledger.rows, prompt.read_scope(system).codes).asking(config.labels)
     prefix = "au-bas" if config.level is None else f"au-bas-level{config.level}"
     return AuBasData(
         idx=idx,
         id=task_id(prefix, config.split, config.seed, idx),
         name=f"{ledger.business} {ledger.quarter.start:%Y-%m}",
-        system_prompt=prompt.SYSTEM_PROMPT,
+        system_prompt=system,
         prompt=prompt.user_prompt(ledger.business, ledger.quarter, ledger.rows, config.labels),
         bas=key.figures,
         faults=fault_lists(key.faults),

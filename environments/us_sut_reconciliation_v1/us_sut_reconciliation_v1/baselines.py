@@ -6,8 +6,14 @@
   delivery ZIP's rate and use tax on every untaxed purchase.
 - ``origin-sourcing``: the rulebook applied with the business ZIP's rate on every sale, so
   correctly sourced sales look miscalculated and origin-taxed ones look right.
-- ``blanket``: flags every row with every fault code; the figures are the ledger's column sums.
+- ``blanket``: flags every row with every fault code the system prompt states (all six in the
+  full prompt); the figures are the ledger's column sums.
+- `example` (a function, not served as a policy): the system prompt's answer example copied as
+  it stands (the full prompt's figures and rows; placeholders in a focused prompt).
 - ``garbage``: prose with figures but no answer block.
+
+A policy that needs the fault codes reads them from the system prompt (the system message, or
+the user message a harness folded it into); a conversation with none gets all six.
 
 `noisy` (served as ``noisy-<p>``) is the oracle erring on each row independently with
 probability p: it takes a faulted row for clean (no codes, kept in the return, taken as the
@@ -18,6 +24,7 @@ and works its figures out from its own treatment of the rows.
 from __future__ import annotations
 
 import random
+import re
 from decimal import Decimal
 
 from piv_core.endpoint import Conversation, Policy
@@ -25,7 +32,7 @@ from piv_core.ledger_audit import DUPLICATE_INVOICE, OUTSIDE_PERIOD, answer_text
 from piv_core.money import cents_of
 
 from us_sut_reconciliation_v1.ledger import SALE
-from us_sut_reconciliation_v1.prompt import read_figures, read_ledger
+from us_sut_reconciliation_v1.prompt import MARKER, read_figures, read_ledger, read_scope
 from us_sut_reconciliation_v1.rules import (
     FAULT_CODES,
     FIGURES,
@@ -40,6 +47,23 @@ _ZERO = Decimal("0.00")
 ORACLE_NOTE = "Reconciled.\n"
 PURCHASE_CODES = (DUPLICATE_INVOICE, OUTSIDE_PERIOD, MISSING_EXEMPTION_CERT)
 """The codes a purchase can carry; a sale can carry any."""
+SYSTEM_PROMPT = MARKER
+"""What every system prompt of this environment contains (the baseline endpoint tells this
+environment's requests apart by it, whatever the prompt's style)."""
+_EXAMPLE = re.compile(r"^<answer>\n(.*?)\n</answer>$", re.MULTILINE | re.DOTALL)
+
+
+def _system_text(conversation: Conversation) -> str:
+    """The system prompt as sent: the system message, else the user text it was folded into."""
+    for message in conversation.messages:
+        if message.get("role") in ("system", "developer"):
+            return Conversation.text(message)
+    return conversation.user_text
+
+
+def stated_codes(conversation: Conversation) -> tuple[str, ...]:
+    """The fault codes the conversation's system prompt states (all six when it has none)."""
+    return read_scope(_system_text(conversation)).codes or FAULT_CODES
 
 
 def _return(gross: Decimal, exempt: Decimal, sales_due: Decimal, use_due: Decimal) -> dict[str, int]:
@@ -49,7 +73,7 @@ def _return(gross: Decimal, exempt: Decimal, sales_due: Decimal, use_due: Decima
 
 def oracle(conversation: Conversation) -> str:
     text = conversation.user_text
-    key = reconcile(*read_ledger(text)).asking(read_figures(text))
+    key = reconcile(*read_ledger(text), stated_codes(conversation)).asking(read_figures(text))
     return ORACLE_NOTE + answer_text(key.figures, key.faults)
 
 
@@ -58,9 +82,11 @@ def noisy(conversation: Conversation, p: float, rng: random.Random) -> str:
     module docstring). Only `rng` supplies randomness; ``p = 0`` is the oracle's reply exactly."""
     text = conversation.user_text
     quarter, business_zip, rows = read_ledger(text)
-    key = reconcile(quarter, business_zip, rows)
+    codes = stated_codes(conversation)
+    key = reconcile(quarter, business_zip, rows, codes)
+    purchase_codes = tuple(code for code in PURCHASE_CODES if code in codes) or codes
     faults, audited, trusted = erring_audit(
-        rows, key.faults, p, rng, lambda row: FAULT_CODES if row.kind == SALE else PURCHASE_CODES
+        rows, key.faults, p, rng, lambda row: codes if row.kind == SALE else purchase_codes
     )
     kept = [row for row, _ in audited]
     figures = totals(kept, business_zip, trusted)
@@ -80,7 +106,7 @@ def gross_only(conversation: Conversation) -> str:
 def origin_sourcing(conversation: Conversation) -> str:
     quarter, business_zip, rows = read_ledger(conversation.user_text)
     at_origin = [r._replace(zip=business_zip) if r.kind == SALE else r for r in rows]
-    key = reconcile(quarter, business_zip, at_origin)
+    key = reconcile(quarter, business_zip, at_origin, stated_codes(conversation))
     return answer_text(key.figures, key.faults)
 
 
@@ -88,7 +114,12 @@ def blanket(conversation: Conversation) -> str:
     _, _, rows = read_ledger(conversation.user_text)
     sales = [r for r in rows if r.kind == SALE]
     figures = _return(sum((r.gross for r in sales), _ZERO), _ZERO, sum((r.tax for r in sales), _ZERO), _ZERO)
-    return answer_text(figures, {r.txn_id: FAULT_CODES for r in rows})
+    return answer_text(figures, {r.txn_id: stated_codes(conversation) for r in rows})
+
+
+def example(conversation: Conversation) -> str:
+    match = _EXAMPLE.search(_system_text(conversation))
+    return f"<answer>\n{match.group(1) if match else '{}'}\n</answer>"
 
 
 def garbage(conversation: Conversation) -> str:

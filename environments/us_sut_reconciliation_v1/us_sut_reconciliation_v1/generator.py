@@ -61,6 +61,14 @@ SALE_CODES = (TAX_ON_EXEMPT_ITEM, TAX_MISCALCULATED, NEXUS_MISALLOCATION, *PURCH
 
 PRICE_CENTS = (500, 600_000)
 """Every gross amount is drawn from [low, high) cents."""
+MIXED, TAXABLE_SALES, ROUND_HOME_SALES = "mixed", "taxable_sales", "round_home_sales"
+ROW_MIXES = (MIXED, TAXABLE_SALES, ROUND_HOME_SALES)
+"""What the clean rows of a ledger are: sales and purchases of every kind (``mixed``, the
+default); sales of taxable categories with no exemption claim, priced anywhere in
+`PRICE_CENTS` and delivered to any ZIP (``taxable_sales``); or such sales delivered to the
+business ZIP at a whole number of hundreds of dollars, $100 to `ROUND_HUNDREDS` hundred
+(``round_home_sales``)."""
+ROUND_HUNDREDS = 20
 SALE_SHARE = 0.6
 """The chance that a row is a sale."""
 CERT_NUMBERS = (100_000, 900_000)
@@ -105,6 +113,21 @@ def _clean_row(rng: random.Random, day: date, invoice: str, kind: str, business_
     else:  # an in-state vendor charges tax; a remote one charges none and use tax falls due
         tax = tax_at(gross, combined_rate(zip_code)) if draw() < 0.55 else _ZERO
     return Row("", invoice, day, kind, category, gross, tax, zip_code, claimed, cert)
+
+
+def _taxable_sale(rng: random.Random, day: date, invoice: str, business_zip: str, home: bool) -> Row:
+    """A fault-free sale of a taxable category with no claim (row mixes other than ``mixed``)."""
+    category = pick(rng, TAXABLE)
+    if home:
+        gross, zip_code = (
+            Decimal(100 * (1 + int(rng.random() * ROUND_HUNDREDS))).quantize(_ZERO),
+            business_zip,
+        )
+    else:
+        gross, zip_code = _gross(rng), pick(rng, ZIPS)
+    return Row(
+        "", invoice, day, SALE, category, gross, tax_at(gross, combined_rate(zip_code)), zip_code, False, ""
+    )
 
 
 def _keying_error(rng: random.Random, amount: Decimal) -> Decimal:
@@ -176,10 +199,15 @@ def _codes_for(rng: random.Random, kind: str, allowed: frozenset[str]) -> list[s
 
 
 def generate(
-    rng: random.Random, num_rows: int, fault_rate: float, fault_codes: Iterable[str] = FAULT_CODES
+    rng: random.Random,
+    num_rows: int,
+    fault_rate: float,
+    fault_codes: Iterable[str] = FAULT_CODES,
+    row_mix: str = MIXED,
 ) -> Ledger:
     """A ledger of exactly `num_rows` rows; `fault_rate` is the expected share of faulty rows,
-    each planted with codes of `fault_codes` only.
+    each planted with codes of `fault_codes` only, and the clean rows as `row_mix` says
+    (`ROW_MIXES`; the default draws exactly as before the knob existed).
 
     A rate of 0 plants nothing (invoice numbers are unique, so the quarter is clean); any
     positive rate marks at least one row faulty, and a faulty row is planted unless no code of
@@ -187,6 +215,9 @@ def generate(
     """
     allowed = frozenset(fault_codes)
     check_rows(num_rows, MIN_ROWS, "num_rows")
+    if row_mix not in ROW_MIXES:
+        raise ValueError(f"row_mix must be one of {list(ROW_MIXES)}, got {row_mix!r}")
+    mixed = row_mix == MIXED
     quarter = Quarter(pick(rng, YEARS), 1 + int(rng.random() * 4))
     business, business_zip = pick(rng, BUSINESSES), pick(rng, BUSINESS_ZIPS)
     first_day = quarter.start.toordinal()
@@ -197,9 +228,12 @@ def generate(
     rows: list[Row] = []
     copies: list[int] = []  # slots that will repeat an earlier row's invoice
     for slot in range(num_rows):
-        kind, invoice = book.next(rng, SALE_SHARE)
+        kind, invoice = book.next(rng, SALE_SHARE if mixed else 1.0)
         day = date.fromordinal(first_day + int(rng.random() * span))
-        row = _clean_row(rng, day, invoice, kind, business_zip)
+        if mixed:
+            row = _clean_row(rng, day, invoice, kind, business_zip)
+        else:
+            row = _taxable_sale(rng, day, invoice, business_zip, row_mix == ROUND_HOME_SALES)
         if faulty[slot]:
             codes = _codes_for(rng, kind, allowed)
             if codes == [DUPLICATE_INVOICE]:

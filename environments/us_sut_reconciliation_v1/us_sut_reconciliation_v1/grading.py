@@ -31,6 +31,9 @@ parse_answer = SCHEME.parse
 """The reply's answer, or None when it is unparseable (read once per reply, and immutable)."""
 
 
-def grade(reply: str | None, figures: dict[str, int], faults: dict[str, list[str]]) -> Grade:
-    """Score `reply` against the corrected return (cents by figure name) and the fault key."""
-    return SCHEME.grade(reply, figures, faults)
+def grade(
+    reply: str | None, figures: dict[str, int], faults: dict[str, list[str]], partial: bool = False
+) -> Grade:
+    """Score `reply` against the corrected return (cents by figure name) and the fault key;
+    `partial`: partial credit per graded figure (the `figure_credit` knob's ``partial``)."""
+    return SCHEME.grade(reply, figures, faults, partial)

@@ -10,9 +10,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from us_sut_reconciliation_v1.ledger import EXEMPT, TAXABLE, Quarter, Row, from_csv, to_csv
-from us_sut_reconciliation_v1.rules import CERT_THRESHOLD, FIGURES, LOCAL_RATES, STATE_RATE
+from us_sut_reconciliation_v1.rules import (
+    CERT_THRESHOLD,
+    DUPLICATE_INVOICE,
+    FAULT_CODES,
+    FIGURES,
+    LOCAL_RATES,
+    MISSING_EXEMPTION_CERT,
+    NEXUS_MISALLOCATION,
+    OUTSIDE_PERIOD,
+    STATE_RATE,
+    TAX_MISCALCULATED,
+)
 
 _RATE_TABLE = "\n".join(
     f"| {zip_code} | {place} | {local:.3f}% | {STATE_RATE + local:.3f}% |"
@@ -117,6 +129,159 @@ the cent.
 - faults maps a transaction_id, written exactly as in the ledger, to the list of its fault codes, \
 written exactly as above. List only rows that have faults; use {{}} when no row has one.
 - Only the last <answer> block in your reply is read; text outside it is ignored."""
+
+"""The system prompt of the default configuration: every fault code and figure (style ``full``)."""
+
+MARKER = SYSTEM_PROMPT.split(". ")[0] + "."
+"""The opening sentence every system prompt of this environment starts with (how the baseline
+endpoint tells this environment's requests apart, whatever the prompt's style)."""
+
+FULL, FOCUSED = "full", "focused"
+PROMPT_STYLES = (FULL, FOCUSED)
+ALL_OR_NOTHING, PARTIAL = "all_or_nothing", "partial"
+FIGURE_CREDITS = (ALL_OR_NOTHING, PARTIAL)
+
+PARTIAL_CREDIT_NOTE = """GRADING OF THE FIGURES
+Each graded figure asked for counts on its own: the return part of the score is the share of those \
+figures that are exact to the cent (with two graded figures asked and one of them right, half of it)."""
+"""What a prompt says when partial credit per figure is on (`figure_credit` ``partial``)."""
+
+_WORKING = """HOW TO WORK
+Before the answer block, work through the ledger in plain text, one line per row: the row's \
+transaction_id, its type and category, whether it is exempt, its correct tax (gross_amount x the \
+combined rate of the ZIP that applies / 100, to the cent), whether the recorded tax_collected_or_paid \
+equals it, and the fault codes that hold. Then add up each figure from those lines."""
+
+
+def _section(text: str, head: str, next_head: str) -> tuple[int, int]:
+    start = text.index(f"\n\n{head}\n") + 2
+    return start, text.index(f"\n\n{next_head}", start)
+
+
+def _code_lines(full: str, codes: Sequence[str]) -> list[str]:
+    """The full prompt's line of each code of `codes`, reworded where it names a code left out."""
+    lines = {line[2:].split(":", 1)[0]: line for line in full.splitlines() if line.startswith("- ")}
+    out = []
+    for code in FAULT_CODES:
+        if code not in codes:
+            continue
+        line = lines[code]
+        if code == TAX_MISCALCULATED and NEXUS_MISALLOCATION not in codes:
+            line = line[: line.index(" in any other way.")] + "."
+        if MISSING_EXEMPTION_CERT not in codes:
+            line = line.replace(" without missing_exemption_cert", "")
+        out.append(line)
+    return out
+
+
+def _focused(codes: Sequence[str], figures: Sequence[str]) -> str:
+    """The system prompt of style ``focused``: the rules as the full prompt states them, but only
+    the fault codes `codes` and the figures `figures`, an invitation to work row by row, and an
+    answer example without figures."""
+    text = SYSTEM_PROMPT
+    if MISSING_EXEMPTION_CERT not in codes:
+        text = text.replace(
+            "the row has the fault missing_exemption_cert and is treated", "the row is treated"
+        )
+        text = text.replace(
+            "for a purchase with missing_exemption_cert too", "for a purchase whose claim is not honoured too"
+        )
+    start, end = _section(text, "FAULT CODES", "CORRECTED RETURN")
+    lines = _code_lines(SYSTEM_PROMPT, codes)
+    left_out = DUPLICATE_INVOICE in codes or OUTSIDE_PERIOD in codes
+    which = "code of this task is the one" if len(lines) == 1 else f"codes of this task are the {len(lines)}"
+    purchase_codes = [c for c in (DUPLICATE_INVOICE, OUTSIDE_PERIOD, MISSING_EXEMPTION_CERT) if c in codes]
+    only = (
+        [
+            f"Purchases can only have {' and '.join(purchase_codes)}."
+            if purchase_codes
+            else "Purchases have none."
+        ]
+        if len(purchase_codes) < len(lines)
+        else []
+    )
+    faults = "\n".join(
+        [
+            "FAULT CODES",
+            f"The only fault {which} below; no other code is reported. Check every row"
+            + (", including rows left out of the return," if left_out else "")
+            + " and report every code whose condition holds"
+            + (" (a row can have several):" if len(lines) > 1 else ":"),
+            *lines,
+            *only,
+        ]
+    )
+    text = text[:start] + faults + text[end:]
+    start, end = _section(text, "CORRECTED RETURN (USD, exact to the cent)", "ANSWER FORMAT")
+    needed = set(figures)
+    if "taxable_sales" in needed:
+        needed |= {"gross_sales", "exempt_sales"}
+    if "net_remittance" in needed:
+        needed |= {"sales_tax_due", "use_tax_due"}
+    kept = []
+    for line in text[start:end].splitlines():
+        name = line[2:].split(" ", 1)[0] if line.startswith("- ") else None
+        if name == "Leave":
+            if left_out:
+                kept.append(line)
+        elif name is None or name in needed:
+            kept.append(line if left_out else line.replace(" the remaining ", " the "))
+    text = text[:start] + "\n".join(kept) + text[end:]
+    asked = [name for name in FIGURES if name in figures]
+    graded = "" if "exempt_sales" not in asked else " exempt_sales is asked for but never graded."
+    example = ", ".join(f'"{name}": "<dollars.cents>"' for name in asked)
+    start = text.index("\n\nANSWER FORMAT\n") + 2
+    return (
+        text[:start]
+        + _WORKING
+        + f"""
+
+ANSWER FORMAT
+Finish with one <answer> block holding a JSON object with exactly these keys: {", ".join(asked)} and \
+faults.{graded} The block below shows its shape only: put this ledger's own figures, transaction_ids and \
+codes in place of the <...> placeholders.
+<answer>
+{{{example}, "faults": {{"<transaction_id>": ["<fault_code>"]}}}}
+</answer>
+"""
+        + text[text.index("- Figures may be JSON numbers") :]
+    )
+
+
+def system_prompt(
+    style: str = FULL,
+    codes: Sequence[str] = FAULT_CODES,
+    figures: Sequence[str] = FIGURES,
+    credit: str = ALL_OR_NOTHING,
+) -> str:
+    """The system prompt of a task: `SYSTEM_PROMPT` itself at the default configuration.
+
+    Style ``focused`` states only the fault codes `codes` and the figures `figures`; ``full``
+    states everything. Under partial credit (`credit` ``partial``) the prompt says how the
+    figures are scored."""
+    if style not in PROMPT_STYLES or credit not in FIGURE_CREDITS:
+        raise ValueError(f"unknown prompt style {style!r} or figure credit {credit!r}")
+    text = SYSTEM_PROMPT if style == FULL else _focused(codes, figures)
+    return text + "\n\n" + PARTIAL_CREDIT_NOTE if credit == PARTIAL else text
+
+
+class PromptScope(NamedTuple):
+    """What a system prompt states: its style, the fault codes it lists, its figure credit."""
+
+    style: str
+    codes: tuple[str, ...]
+    credit: str
+
+
+def read_scope(system: str) -> PromptScope:
+    """The style, fault codes and figure credit a system prompt of this environment states
+    (read from the text; `system_prompt` of them must give the same text back)."""
+    credit = PARTIAL if system.endswith("\n\n" + PARTIAL_CREDIT_NOTE) else ALL_OR_NOTHING
+    style = FULL if system.startswith(SYSTEM_PROMPT) else FOCUSED
+    listed = system.partition("\nFAULT CODES\n")[2].partition("\n\n")[0]
+    codes = tuple(code for code in FAULT_CODES if f"\n- {code}: " in f"\n{listed}")
+    return PromptScope(style, codes, credit)
+
 
 _ASKED = re.compile(r"^Figures to report: (.+)$", re.MULTILINE)
 _BUSINESS_ZIP = re.compile(r"^Business ZIP: (\d{5})$", re.MULTILINE | re.ASCII)

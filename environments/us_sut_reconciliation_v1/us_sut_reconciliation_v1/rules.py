@@ -103,29 +103,48 @@ def use_tax(row: Row, business_zip: str) -> Decimal:
     return tax_at(row.gross, combined_rate(business_zip))
 
 
-def row_faults(row: Row, quarter: Quarter, business_zip: str, seen_invoices: set[str]) -> tuple[str, ...]:
-    """Every fault code whose condition holds for `row` (`seen_invoices`: invoices on rows above it)."""
-    codes: set[str] = set()
+def row_faults(
+    row: Row,
+    quarter: Quarter,
+    business_zip: str,
+    seen_invoices: set[str],
+    codes: Container[str] = FAULT_CODES,
+) -> tuple[str, ...]:
+    """Every fault code of `codes` whose condition holds for `row` (`seen_invoices`: invoices on
+    rows above it).
+
+    `codes` are the codes whose rules apply: all six unless the task's prompt states fewer (a
+    focused prompt). A code left out is never reported; two of the rules then read as that
+    prompt states them: without ``nexus_misallocation``, any wrong tax on a taxable sale is
+    ``tax_miscalculated`` (origin-rate tax included), and without ``missing_exemption_cert``
+    an uncertified claim's recorded tax is checked like any other sale's."""
+    found: set[str] = set()
+    uncertified = missing_cert(row)
     if row.kind == SALE:
         if is_exempt(row):
             if row.tax != 0:
-                codes.add(TAX_ON_EXEMPT_ITEM)
-        elif not missing_cert(row) and row.tax != sales_tax(row):
+                found.add(TAX_ON_EXEMPT_ITEM)
+        elif not (uncertified and MISSING_EXEMPTION_CERT in codes) and row.tax != sales_tax(row):
             origin = tax_at(row.gross, combined_rate(business_zip))
-            codes.add(NEXUS_MISALLOCATION if row.tax == origin else TAX_MISCALCULATED)
+            nexus = row.tax == origin and NEXUS_MISALLOCATION in codes
+            found.add(NEXUS_MISALLOCATION if nexus else TAX_MISCALCULATED)
     if row.invoice in seen_invoices:
-        codes.add(DUPLICATE_INVOICE)
+        found.add(DUPLICATE_INVOICE)
     if not quarter.contains(row.date):
-        codes.add(OUTSIDE_PERIOD)
-    if missing_cert(row):
-        codes.add(MISSING_EXEMPTION_CERT)
-    return tuple(code for code in FAULT_CODES if code in codes)
+        found.add(OUTSIDE_PERIOD)
+    if uncertified:
+        found.add(MISSING_EXEMPTION_CERT)
+    return tuple(code for code in FAULT_CODES if code in found and code in codes)
 
 
-def reconcile(quarter: Quarter, business_zip: str, rows: list[Row]) -> Key:
-    """Re-derive the corrected return (cents by figure name) and the fault key from the ledger as listed."""
+def reconcile(
+    quarter: Quarter, business_zip: str, rows: list[Row], codes: Iterable[str] = FAULT_CODES
+) -> Key:
+    """Re-derive the corrected return (cents by figure name) and the fault key from the ledger
+    as listed, under the rules of fault codes `codes` (see `row_faults`)."""
     combined_rate(business_zip)  # an unknown business ZIP is an error even with no untaxed purchase
-    faults, kept = audit_rows(rows, lambda row, seen: row_faults(row, quarter, business_zip, seen))
+    applied = frozenset(codes)
+    faults, kept = audit_rows(rows, lambda row, seen: row_faults(row, quarter, business_zip, seen, applied))
     return Key(totals((row for row, _ in kept), business_zip), faults)
 
 

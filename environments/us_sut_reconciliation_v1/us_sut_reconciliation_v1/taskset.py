@@ -11,7 +11,7 @@ from the ledger exactly as the prompt shows it.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Annotated
+from typing import Annotated, Literal
 
 import verifiers.v1 as vf
 from piv_core.knobs import at_least, at_most, integer, number, share, some_of
@@ -35,14 +35,31 @@ WIDEST_ASKED = max(
 """The subset of figures with the longest "figures to report" line (written only for a subset)."""
 
 
-def widest_prompt_bytes(num_rows: int) -> int:
-    """An upper bound on the prompt bytes (system prompt folded in) of any task with this many rows."""
+LONGEST_SYSTEM_PROMPT = max(
+    (
+        prompt.system_prompt(style, rules.FAULT_CODES, rules.FIGURES, credit)
+        for style in prompt.PROMPT_STYLES
+        for credit in prompt.FIGURE_CREDITS
+    ),
+    key=lambda text: len(text.encode()),
+)
+"""The longest system prompt any configuration gives (a focused one states at most every code and figure)."""
+
+
+def widest_prompt_bytes(num_rows: int, system: str = prompt.SYSTEM_PROMPT) -> int:
+    """An upper bound on the prompt bytes (system prompt `system` folded in) of any task with
+    this many rows."""
     widest = generator.widest_ledger(num_rows)
-    return prompt_bytes(prompt.SYSTEM_PROMPT, prompt.user_prompt(*widest, WIDEST_ASKED))
+    return prompt_bytes(system, prompt.user_prompt(*widest, WIDEST_ASKED))
 
 
 MAX_ROWS = largest_fitting(widest_prompt_bytes, generator.MIN_ROWS)
-"""The most rows whose widest prompt fits one command-line argument (`piv_core.prompt_size`)."""
+"""The most rows whose widest prompt fits one command-line argument (`piv_core.prompt_size`),
+under the full system prompt with all-or-nothing credit (the default)."""
+MAX_ROWS_ANY_PROMPT = largest_fitting(
+    lambda n: widest_prompt_bytes(n, LONGEST_SYSTEM_PROMPT), generator.MIN_ROWS
+)
+"""The same bound under the longest system prompt of any `prompt_style` and `figure_credit`."""
 
 
 def max_tasks(num_rows: int) -> int:
@@ -56,8 +73,12 @@ class UsSutData(LedgerData):
 
 
 class UsSutTask(vf.Task[UsSutData, vf.State, vf.TaskConfig]):
+    def _partial(self) -> bool:
+        """Whether the task's prompt grants partial credit per figure (the prompt is the authority)."""
+        return prompt.read_scope(self.data.system_prompt).credit == prompt.PARTIAL
+
     def _grade(self, trace: vf.Trace) -> Grade:
-        return grading.grade(trace.last_reply, self.data.figures, self.data.faults)
+        return grading.grade(trace.last_reply, self.data.figures, self.data.faults, self._partial())
 
     @vf.reward(weight=0.6)
     async def return_correct(self, trace: vf.Trace) -> float:
@@ -69,16 +90,30 @@ class UsSutTask(vf.Task[UsSutData, vf.State, vf.TaskConfig]):
 
     @vf.metric
     async def audit(self, trace: vf.Trace) -> dict[str, float]:
-        return grading.SCHEME.metrics(trace.last_reply, self.data.figures, self.data.faults)
+        return grading.SCHEME.metrics(trace.last_reply, self.data.figures, self.data.faults, self._partial())
 
     async def validate(self, runtime: vf.Runtime) -> bool:
-        """Re-derive the key from the ledger as the prompt shows it and compare."""
-        return key_holds(self.data, prompt.SYSTEM_PROMPT, self.data.figures, _key_of)
+        """Re-derive the key from the prompt alone and compare: the system prompt must be the one
+        its own style, fault codes and credit give for the figures the user prompt asks, and the
+        ledger under the rules of those codes must give the key."""
+        return holds(self.data)
 
 
-def _key_of(text: str) -> Key:
-    """The key of the task whose user prompt is `text`: the figures it asks for, and the faults."""
-    return rules.reconcile(*prompt.read_ledger(text)).asking(prompt.read_figures(text))
+def holds(data: UsSutData) -> bool:
+    """Whether `data`'s prompt, read alone, states its key (what `validate` checks)."""
+    scope = prompt.read_scope(data.system_prompt)
+    try:
+        figures = prompt.read_figures(data.prompt_text)
+        stated = prompt.system_prompt(scope.style, scope.codes, figures, scope.credit)
+    except ValueError:
+        return False
+    return key_holds(data, stated, data.figures, lambda text: key_of(text, scope.codes))
+
+
+def key_of(text: str, codes: tuple[str, ...] = rules.FAULT_CODES) -> Key:
+    """The key of the task whose user prompt is `text`, under the rules of fault codes `codes`
+    (those its system prompt states): the figures it asks for, and the faults."""
+    return rules.reconcile(*prompt.read_ledger(text), codes).asking(prompt.read_figures(text))
 
 
 class UsSutConfig(vf.TasksetConfig):
@@ -104,9 +139,24 @@ class UsSutConfig(vf.TasksetConfig):
     """The figures the task asks for (default: all six). When fewer, the task names them; the
     graded ones among them (all but exempt_sales) count towards ``return_correct`` and
     ``fields_correct``. At least one graded figure must be asked for."""
+    row_mix: Literal["mixed", "taxable_sales", "round_home_sales"] = "mixed"
+    """What the clean rows are (`generator.ROW_MIXES`): sales and purchases of every kind
+    (``mixed``, the default); taxable sales with no claim, at any price and delivered to any ZIP
+    (``taxable_sales``); or such sales delivered to the business ZIP at whole hundreds of dollars
+    (``round_home_sales``). Planted faults change rows as they always do."""
+    prompt_style: Literal["full", "focused"] = "full"
+    """``full`` (the default): the system prompt states every fault code and figure. ``focused``:
+    it states only the codes of `fault_codes` (the key applies only their rules) and the figures
+    asked, invites working row by row before the answer, and shows the answer's shape with
+    placeholders instead of figures."""
+    figure_credit: Literal["all_or_nothing", "partial"] = "all_or_nothing"
+    """``all_or_nothing`` (the default): ``return_correct`` is 1.0 only when every graded figure
+    asked is right. ``partial``: it is the share of them that are right, and the system prompt
+    says so."""
     level: Level = None
     """A rung of `levels.RUNGS` (1 easiest, 6 hardest): sets num_rows, fault_rate, fault_codes
-    and figures. Unset: every knob as given. Task ids read ``us-sut-level<N>-...``."""
+    and figures, and at the lowest rungs row_mix, prompt_style and figure_credit. Unset: every
+    knob as given. Task ids read ``us-sut-level<N>-...``."""
     seed: Annotated[int, integer()] = DEFAULT_SEED
     """Generator seed; task i depends only on (split, seed, i) and the knobs above."""
     split: Split = "train"
@@ -121,6 +171,13 @@ class UsSutConfig(vf.TasksetConfig):
             raise ValueError(
                 f"figures must include a graded figure (any but exempt_sales), got {self.figures}"
             )
+        default_prompt = (self.prompt_style, self.figure_credit) == ("full", "all_or_nothing")
+        if not default_prompt and self.num_rows > MAX_ROWS_ANY_PROMPT:
+            raise ValueError(
+                f"num_rows must be <= {MAX_ROWS_ANY_PROMPT} with prompt_style={self.prompt_style!r} and "
+                f"figure_credit={self.figure_credit!r}, got {self.num_rows}: a longer ledger's prompt "
+                "would not fit one command-line argument"
+            )
         most = max_tasks(self.num_rows)
         if self.num_tasks > most:
             raise ValueError(
@@ -134,14 +191,18 @@ class UsSutConfig(vf.TasksetConfig):
 def make_task_data(config: UsSutConfig, idx: int) -> UsSutData:
     """Task `idx` of the set `config` describes."""
     rng = split_rng(config.split, config.seed, idx)
-    ledger = generator.generate(rng, config.num_rows, config.fault_rate, config.fault_codes)
-    key = rules.reconcile(ledger.quarter, ledger.business_zip, ledger.rows).asking(config.figures)
+    ledger = generator.generate(rng, config.num_rows, config.fault_rate, config.fault_codes, config.row_mix)
+    system = prompt.system_prompt(
+        config.prompt_style, config.fault_codes, config.figures, config.figure_credit
+    )
+    codes = prompt.read_scope(system).codes
+    key = rules.reconcile(ledger.quarter, ledger.business_zip, ledger.rows, codes).asking(config.figures)
     prefix = "us-sut" if config.level is None else f"us-sut-level{config.level}"
     return UsSutData(
         idx=idx,
         id=task_id(prefix, config.split, config.seed, idx),
         name=f"{ledger.business} {ledger.quarter.year} Q{ledger.quarter.number}",
-        system_prompt=prompt.SYSTEM_PROMPT,
+        system_prompt=system,
         prompt=prompt.user_prompt(
             ledger.business, ledger.business_zip, ledger.quarter, ledger.rows, config.figures
         ),

@@ -117,7 +117,8 @@ def read_answer(reply: str | None, labels: tuple[str, ...]) -> Answer | None:
 
 class Grade(NamedTuple):
     figures_correct: float
-    """1.0 when every graded figure the task asks for is right to the cent."""
+    """1.0 when every graded figure the task asks for is right to the cent, else 0.0; under
+    partial credit, the share of them that are right (then equal to `figure_accuracy`)."""
     fault_audit: float
     """F1 over (txn_id, code) pairs."""
     figure_accuracy: float
@@ -176,10 +177,18 @@ class Scheme:
             ),
         )
 
-    def grade(self, reply: str | None, figures: Mapping[str, int], faults: Mapping[str, list[str]]) -> Grade:
+    def grade(
+        self,
+        reply: str | None,
+        figures: Mapping[str, int],
+        faults: Mapping[str, list[str]],
+        partial: bool = False,
+    ) -> Grade:
         """Score `reply` against the figures asked for (cents by label) and the fault key.
 
         Only the labels in `figures` were asked for; of those, the ones in `graded` are graded.
+        `partial` (partial credit per figure, off by default) makes ``figures_correct`` the share
+        of the graded figures that are right instead of all or nothing.
         """
         graded = [label for label in self.graded if label in figures]
         if not graded:
@@ -191,7 +200,7 @@ class Scheme:
         right = sum(stated[label] == figures[label] for label in graded)
         audit = pair_scores(answer.pairs, fault_pairs(faults))
         return Grade(
-            figures_correct=float(right == len(graded)),
+            figures_correct=right / len(graded) if partial else float(right == len(graded)),
             fault_audit=audit.f1,
             figure_accuracy=right / len(graded),
             fault_precision=audit.precision,
@@ -201,11 +210,15 @@ class Scheme:
         )
 
     def metrics(
-        self, reply: str | None, figures: Mapping[str, int], faults: Mapping[str, list[str]]
+        self,
+        reply: str | None,
+        figures: Mapping[str, int],
+        faults: Mapping[str, list[str]],
+        partial: bool = False,
     ) -> dict[str, float]:
         """Every metric of `reply`: the shared ones under the environment's names, then per label
         and per fault code (``keyed_<code>`` counts the key's rows with that code)."""
-        grade = self.grade(reply, figures, faults)
+        grade = self.grade(reply, figures, faults, partial)
         out = {name: getattr(grade, field) for name, field in self.metric_names.items()}
         answer = self.parse(reply)
         stated: Mapping[str, int | None] = answer.figures if answer is not None else {}
