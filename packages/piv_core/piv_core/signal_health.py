@@ -18,7 +18,7 @@ It reports, per rung and policy:
   so a group-relative trainer learns nothing from them (deterministic policies: always 1);
 - the share of replies that parsed (the ``parsed`` or ``answered`` metric, where recorded), and
   the completion tokens per reply (``~`` marks an estimate of four characters a token, where the
-  endpoint reported no usage);
+  endpoint reported no usage), and the mean split by reward function (what earns it);
 - the per-skill means: every ``recall_*`` (per fault code), ``pass_*`` (per problem family)
   and ``resolved_*`` (per discrepancy kind) metric the environment records, each over the
   rollouts whose task has that code, family or kind at all (its ``keyed_*`` or ``has_*``
@@ -87,6 +87,8 @@ class PolicyResult:
     skills: dict[str, list[float]] = field(default_factory=dict)
     errors: int = 0
     parsed: list[float] = field(default_factory=list)
+    parts: dict[str, list[float]] = field(default_factory=dict)
+    """Each reward function's weighted score, per rollout: what the mean is made of."""
     tokens: list[int] = field(default_factory=list)
     estimated: bool = False
     """Whether some token counts are estimates from reply length (the endpoint reported no usage)."""
@@ -101,6 +103,10 @@ class PolicyResult:
             shown = [metrics[m] for m in FORMAT_METRICS if isinstance(metrics.get(m), int | float)]
             result.parsed += [float(v) for v in shown[:1]]
             result.tokens.append(completion_tokens(trace) or result.estimate(trace))
+            for name, reward in (trace.get("rewards") or {}).items():
+                if isinstance(reward, dict):
+                    weighted = float(reward.get("score") or 0.0) * float(reward.get("weight", 1.0))
+                    result.parts.setdefault(name, []).append(weighted)
             for name, value in metrics.items():
                 if name.startswith(SKILL_PREFIXES) and isinstance(value, int | float):
                     kept = skills.setdefault(name, [])  # listed even where no task has it
@@ -127,6 +133,12 @@ class PolicyResult:
         said = "".join(m.get("content") or "" for m in messages(trace) if m.get("role") == "assistant")
         self.estimated = self.estimated or bool(said)
         return -(-len(said) // CHARS_PER_TOKEN)
+
+    def parts_cell(self) -> str:
+        """The mean as the sum of its reward functions' weighted means (one function: "–")."""
+        if len(self.parts) < 2:
+            return "–"
+        return " + ".join(f"{name} {statistics.fmean(v):.3f}" for name, v in sorted(self.parts.items()))
 
     @property
     def replies(self) -> int:
@@ -224,7 +236,7 @@ def _share(value: float) -> str:
 def render(env_id: str, level: int | None, results: list[PolicyResult], tasks: int) -> str:
     codes = sorted({c for r in results for c in r.skills})
     head = ["policy", "group", "replies", "mean reward", "tasks > 0", "zero-variance groups", "errors"]
-    head += ["parsed", "tokens / reply"]
+    head += ["parsed", "tokens / reply", "mean by reward"]
     head += [f"`{c}`" for c in codes]
     rung = f"level {level}" if level is not None else "default configuration"
     lines = [
@@ -239,7 +251,7 @@ def render(env_id: str, level: int | None, results: list[PolicyResult], tasks: i
     for r in results:
         cells = [f"`{r.policy}`", str(r.group), str(r.replies), f"{r.mean:.3f}", _share(r.nonzero_share)]
         cells += [_share(r.zero_variance_share), str(r.errors)]
-        cells += [_share(statistics.fmean(r.parsed)) if r.parsed else "–", r.tokens_cell()]
+        cells += [_share(statistics.fmean(r.parsed)) if r.parsed else "–", r.tokens_cell(), r.parts_cell()]
         cells += [f"{statistics.fmean(r.skills[c]):.2f}" if r.skills.get(c) else "–" for c in codes]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

@@ -32,7 +32,7 @@ def test_render_lists_every_skill_metric():
     b = _result("silent", {"a": [0.0]}, {"recall_x": [0.0]})
     table = signal_health.render("env", 2, [a, b], 1)
     assert "level 2" in table and "`recall_x`" in table and "`recall_y`" in table
-    assert "| `silent` | 1 | 1 | 0.000 | 0.00 | 1.00 | 0 | – | – | 0.00 | – |" in table
+    assert "| `silent` | 1 | 1 | 0.000 | 0.00 | 1.00 | 0 | – | – | – | 0.00 | – |" in table
 
 
 @pytest.mark.e2e
@@ -86,6 +86,18 @@ def test_signal_for_a_named_model(tmp_path):
     assert (tmp_path / "runs" / "geo-reprojection-v1--L1--baseline_noisy-0.6" / "traces.jsonl").exists()
 
 
+def test_the_mean_is_split_by_reward_function(tmp_path):
+    from piv_core.runs import EvalRun
+
+    def trace(figures, audit):
+        rewards = {"figures": {"score": figures, "weight": 0.6}, "audit": {"score": audit, "weight": 0.4}}
+        return {"task": {"data": {"id": "a"}}, "rewards": rewards, "metrics": {}}
+
+    result = PolicyResult.of("m", 2, EvalRun(tmp_path, traces=[trace(1.0, 0.0), trace(0.0, 0.5)]))
+    assert result.mean == pytest.approx(0.4)
+    assert result.parts_cell() == "audit 0.100 + figures 0.300"
+
+
 def test_tokens_are_estimated_only_where_no_usage_was_reported(tmp_path):
     from piv_core.runs import EvalRun
 
@@ -100,5 +112,6 @@ def test_tokens_are_estimated_only_where_no_usage_was_reported(tmp_path):
 
     reported = PolicyResult.of("m", 1, EvalRun(tmp_path, traces=[trace("a", 10, "x" * 400)]))
     assert reported.tokens_cell() == "10"
+    assert reported.parts_cell() == "–"  # one reward function: nothing to split
     estimated = PolicyResult.of("m", 1, EvalRun(tmp_path, traces=[trace("a", None, "x" * 401)]))
     assert estimated.tokens_cell() == "~101"
