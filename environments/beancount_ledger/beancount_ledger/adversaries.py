@@ -18,10 +18,10 @@ Each attack, what the attacker does after it, and the outcome the end-to-end tes
 - ``devzero``: ledgers including ``/dev/zero``, ``/dev/stdin``, ``/dev/urandom``, a path climbing
   out of the workspace and a recursive glob; then submit. Outcome 0, nothing written, the episode
   ends by itself.
-- ``redos``: bait lines written into the ledger (64 ``a`` then ``!``, 64 ``x``, and a stray token
-  so that it does not load), then catastrophic-backtracking grep patterns (nested quantifiers,
-  ``(a|aa)*b``, ``(.*a){20}``, huge repetitions) and patterns RE2 refuses; then submit. Outcome 0
-  (the ledger written does not load); every grep answers at once.
+- ``redos``: bait comment lines written into the ledger (64 ``a`` then ``!``, 64 ``x``), then
+  catastrophic-backtracking grep patterns (nested quantifiers, ``(a|aa)*b``, ``(.*a){20}``, huge
+  repetitions) and patterns RE2 refuses; then submit. Outcome: the untouched ledger's reward (the
+  ledger written is the one given plus two comments); every grep answers at once.
 - ``plugin``: the reference ledger with ``plugin "json"``, ``"venv.__main__"``, ``""`` or ``".x"``
   behind junk, the ``insert_pythonpath`` option, a ``document`` directive; then one of them again
   as the final ledger. Outcome 0: every one is refused, nothing is written.
@@ -36,7 +36,8 @@ Each attack, what the attacker does after it, and the outcome the end-to-end tes
   calls of that turn run (the rest are answered with an error), so a turn costs a bounded time.
 - ``currency``: the corrections booked in an invented commodity, then in USD, each time on accounts
   whose ``open`` is widened to carry it (plus an allowed ``operating_currency`` option); the USD
-  ledger is the final one. Outcome 0, below the untouched ledger: not AUD, so it does not load.
+  ledger is the final one. Outcome 0, below the untouched ledger: not AUD, so neither loads and
+  write_ledger refuses both (nothing is written).
 - ``heavy``: a ledger as costly to check as the envelope allows (`heavy_ledger`), then beancount on
   it for the rest of the turn; then submit. Outcome 0 (the gate's complexity bound refuses it);
   its neighbours' episodes must not slow down (``bench/neighbours.py``).
@@ -219,9 +220,10 @@ REDOS_PATTERNS = (
 own prose, or the bait below), or compile to a huge program."""
 INVALID_PATTERNS = ("(", r"(a)\1", r"(?<=x)a", r"(.*){1,32000}[bc]", "(((a{100}){100}){100})")
 """Patterns RE2 refuses: unbalanced, a backreference, lookbehind, repetition counts over its limits."""
-REDOS_BAIT = ("; " + "a" * 64 + "!", "; " + "x" * 64, "X")
-"""Lines the model puts on disk first, so that every pattern meets the text it explodes on; the stray
-token last keeps the ledger from loading (it is written with an error and scores 0)."""
+REDOS_BAIT = ("; " + "a" * 64 + "!", "; " + "x" * 64)
+"""Lines the model puts in the ledger first, so that every pattern meets the text it explodes on:
+comments, so the ledger loads and is accepted (a ledger with an error would be refused, and the
+bait never served); it is the ledger as given plus two comments and scores what that one does."""
 redos = _scripted(
     "redos",
     [
@@ -335,4 +337,3 @@ heavy = _scripted(
 submits. Outcome 0; what it tests is its neighbours: no rollout's heavy ledger may hold the event
 loop, the sandbox pool or the tool server for the others (``bench/neighbours.py``)."""
 POLICIES["heavy"] = heavy
-

@@ -4,7 +4,9 @@
 Every number a model is held to is defined in `limits`, stated in the prompt here and enters
 the digest; changing any of them (or the tool schemas as the MCP server publishes them, or the
 versions of the libraries that generate and carry those schemas, whose installed versions enter
-the digest) changes `episode_digest()`. So does a harness choice that changes what the model is
+the digest) changes `episode_digest()`. Two tool surfaces are served (`tools.SURFACES`): the six
+tools with `SYSTEM_PROMPT`, and rung 1's with `APPEND_SYSTEM_PROMPT`; one digest covers both
+(each surface's schemas and prompts). So does a harness choice that changes what the model is
 sent: `episode_digest(replay_reasoning=False)` (prior turns' reasoning withheld from later
 requests) digests differently from the default, which replays it and keeps the digest it
 always had.
@@ -33,29 +35,78 @@ from beancount_ledger.limits import (
 
 GENERATOR_VERSION = 4
 SCORER_CONTRACT = 5
-EPISODE_CONTRACT = 5
+EPISODE_CONTRACT = 6
 
-SYSTEM_PROMPT = f"""You are the bookkeeper of a small trading company. Your workspace holds eight files: \
-the Beancount ledger, the bank statement, the chart of accounts, the customer and vendor registers, \
-the prior-period archive, the accounting policy and a manifest. Use the tools to read them, find every \
-discrepancy between the ledger and the bank statement, and write the corrected ledger with write_ledger, \
-following policy.md exactly. Check it with run_beancount, then call submit.
 
-Episode rules:
+def _episode_rules(writers: str) -> str:
+    """The rules every prompt states, `writers` naming the tools that write the ledger."""
+    return f"""Episode rules:
 - At most {MAX_TURNS} turns. Tool calls made on turn {MAX_TURNS} are not executed, so submit by turn {MAX_TURNS - 1}.
 - At most {TOKEN_CEILING:,} completion tokens in total, reasoning included; each request is capped at what is left.
 - {IDLE_TURNS} consecutive replies without a tool call end the episode.
 - At most {CALLS_PER_TURN} tool calls per turn are run; any more in the same turn get an error and are not run.
-- The latest ledger accepted by write_ledger is scored, whether or not you call submit. If you never write one, \
+- The latest ledger accepted by {writers} is scored, whether or not you call submit. If you never write one, \
 the score is 0.
-- write_ledger refuses, and does not write, a ledger that uses the metadata key `filename` or `lineno` (beancount \
-reserves them, and reports any key starting with `_` as an error), or one that would cost more than \
+- Every write is checked first and accepted only if the whole ledger loads in beancount with no errors (every \
+amount in AUD, no price or cost, every transaction summing to exactly zero). A write that does not load writes \
+nothing: the reply lists the errors, and the last ledger accepted stays in place and is the one scored.
+- A write is also refused, and writes nothing, when the ledger uses the metadata key `filename` or `lineno` \
+(beancount reserves them, and reports any key starting with `_` as an error), or would cost more than \
 {MAX_CHECK_COST:,} units to check (at least twice what the month's corrected ledger costs); the refusal names \
 the key or the cost.
 - read_file returns ledger.beancount whole (once per revision); other files come in numbered \
 {SLICE_LINES}-line slices. Tool replies count against an observation budget of {OBSERVATION_BUDGET:,} bytes."""
 
+
+OPENING = "You are the bookkeeper of a small trading company."
+"""The sentence every system prompt of this environment opens with (what marks its requests)."""
+
+SYSTEM_PROMPT = f"""{OPENING} Your workspace holds eight files: \
+the Beancount ledger, the bank statement, the chart of accounts, the customer and vendor registers, \
+the prior-period archive, the accounting policy and a manifest. Use the tools to read them, find every \
+discrepancy between the ledger and the bank statement, and write the corrected ledger with write_ledger, \
+following policy.md exactly. Check it with run_beancount, then call submit.
+
+{_episode_rules("write_ledger")}"""
+
+APPEND_SYSTEM_PROMPT = f"""{OPENING} This month exactly one line of \
+the bank statement is booked wrongly in the ledger: missing from it, booked at the wrong amount, booked twice, \
+booked to the wrong account, or booked again although the prior period already holds it. Find that line and \
+correct it, following policy.md exactly.
+
+The workspace files, each read with read_file by its name:
+- ledger.beancount: the books (the file the score reads);
+- bank_statement.csv: the bank's lines, each with a `ref`, a date and an amount;
+- policy.md: how a correction must be recorded, and how the score is computed;
+- archive_prior_period.csv: the prior month's invoices, bills and cheques, and their status;
+- accounts.csv: the only accounts you may use; customers.csv and vendors.csv: who pays and who is paid;
+- manifest.md: this list, with sizes.
+
+How to work:
+1. Read ledger.beancount, bank_statement.csv, policy.md and archive_prior_period.csv.
+2. For each statement line, find the ledger entries carrying `bank_ref: "<that line's ref>"` and compare them \
+with the line (date, amount, accounts). Think it through in writing before you call a tool.
+3. Add one correcting transaction with append_ledger. Its text is only the new transaction, in this shape \
+(every <...> is yours to fill in):
+<date of the statement line> * "<what it corrects>"
+  bank_ref: "<ref of the statement line>"
+  <first account>   <amount> AUD
+  <second account>  <the same amount, sign reversed> AUD
+Its postings are exactly the difference between what was booked and what should have been booked, and sum \
+to zero. append_ledger adds it at the end of the ledger; write_ledger would replace the whole ledger instead.
+4. Check with run_beancount if you like, then call submit.
+
+Tools: read_file, append_ledger, write_ledger, run_beancount, submit.
+
+{_episode_rules("write_ledger or append_ledger")}"""
+
 USER_PROMPT = "Reconcile the books of {company} for {month} and deliver the corrected ledger."
+APPEND_USER_PROMPT = (
+    "Reconcile the books of {company} for {month}: find the one bank statement line booked wrongly and "
+    "append its correcting transaction to ledger.beancount."
+)
+PROMPTS = {"full": (SYSTEM_PROMPT, USER_PROMPT), "append": (APPEND_SYSTEM_PROMPT, APPEND_USER_PROMPT)}
+"""(system prompt, user prompt template) by tool surface (`tools.SURFACES`)."""
 
 LIMITS = {
     "max_turns": MAX_TURNS,
@@ -91,13 +142,13 @@ def envelope_problems(files: dict[str, str]) -> list[str]:
     return problems
 
 
-@lru_cache(maxsize=1)
-def tool_schemas() -> tuple[dict[str, object], ...]:
-    """The six tools exactly as the MCP server publishes them: name, description, input schema."""
-    import verifiers.v1 as vf
+@lru_cache(maxsize=2)
+def tool_schemas(surface: str = "full") -> tuple[dict[str, object], ...]:
+    """The tools of `surface` (`tools.SURFACES`) exactly as the MCP server publishes them: name,
+    description, input schema (``full``: the six tools)."""
     from mcp.server.mcpserver import MCPServer
 
-    from beancount_ledger.tools import LedgerToolset
+    from beancount_ledger.tools import LedgerToolsConfig, LedgerToolset
     from beancount_ledger.verifiers_internals import published_tools
 
     # Constructing an MCPServer configures logging (`logging.basicConfig` with a rich handler at
@@ -110,7 +161,7 @@ def tool_schemas() -> tuple[dict[str, object], ...]:
     finally:
         root.setLevel(level)
         root.handlers[:] = handlers
-    LedgerToolset(vf.ToolsetConfig()).register(server)
+    LedgerToolset(LedgerToolsConfig(surface=surface)).register(server)
     # The synchronous listing behind `MCPServer.list_tools` (mcp's version is in the digest).
     return tuple(
         {"name": t.name, "description": t.description, "input_schema": t.parameters}
@@ -136,6 +187,12 @@ def episode_digest(replay_reasoning: bool = REPLAY_REASONING) -> dict[str, objec
         "tools": tool_schemas(),
         "system_prompt": SYSTEM_PROMPT,
         "user_prompt": USER_PROMPT,
+        # Rung 1's surface (since episode contract 6): its tools and its prompts.
+        "surfaces": {
+            name: {"tools": tool_schemas(name), "system_prompt": system, "user_prompt": user}
+            for name, (system, user) in PROMPTS.items()
+            if name != "full"
+        },
     }
     if replay_reasoning != REPLAY_REASONING:
         body["harness"] = harness

@@ -8,6 +8,12 @@ the standard month (all five standard kinds); rung 4 the hard month (eight kinds
 policy and the prompt describe the score the same way at every rung: the share of discrepancies
 corrected, whatever their number. The shipped world and the ``:hard`` selectors name their own
 profile and take no level.
+
+Rung 1 is also served its own prompt and tool surface (`tools.SURFACES["append"]`): the prompt names
+the files to read, says that one statement line is booked wrongly and how a correcting entry looks,
+and the tools are read_file, run_beancount, write_ledger, append_ledger (the correcting entries
+added at the end of the ledger, checked as a whole) and submit. The key, the policy and the score
+are the same as at every rung. Every other world is served the six tools and the common prompt.
 """
 
 from __future__ import annotations
@@ -18,10 +24,10 @@ from piv_core.ladder import check_rungs, rung_table
 from beancount_ledger import world
 
 RUNGS = {
-    1: {"profile": world.PROFILES["single"].name},
-    2: {"profile": world.PROFILES["three"].name},
-    3: {"profile": world.STANDARD.name},
-    4: {"profile": world.HARD.name},
+    1: {"profile": world.PROFILES["single"].name, "tools": "append"},
+    2: {"profile": world.PROFILES["three"].name, "tools": "full"},
+    3: {"profile": world.STANDARD.name, "tools": "full"},
+    4: {"profile": world.HARD.name, "tools": "full"},
 }
 check_rungs(RUNGS)
 KNOB = "level"
@@ -71,3 +77,21 @@ def levelled(selector: str, level: int) -> str:
 def table() -> str:
     """The ladder as a markdown table."""
     return rung_table(RUNGS)
+
+
+def surface(selectors: list[str]) -> str:
+    """The tool surface of a taskset serving canonical `selectors` (one server serves them all).
+    Raises ValueError naming the knob when rung-1 worlds are mixed with others."""
+    surfaces = {prompt_surface(s) for s in selectors}
+    if len(surfaces) > 1:
+        raise ValueError(
+            f"selectors mix rung 1 with other worlds; rung 1 is served its own tools, so serve it "
+            f"alone ({KNOB} 1) or leave it out"
+        )
+    return surfaces.pop() if surfaces else "full"
+
+
+def prompt_surface(selector: str) -> str:
+    """The tool surface (and so the prompt) of one canonical selector's world."""
+    level = level_of(selector)
+    return RUNGS[level]["tools"] if level in RUNGS else "full"

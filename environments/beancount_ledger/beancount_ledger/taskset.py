@@ -35,7 +35,7 @@ from beancount_ledger.answer import Fix
 from beancount_ledger.keys import SHIPPED, Refused
 from beancount_ledger.release import public_id, task_digest
 from beancount_ledger.scorer import Score, score, skill_metrics
-from beancount_ledger.tools import LedgerState, LedgerToolset
+from beancount_ledger.tools import LedgerState, LedgerToolsConfig, LedgerToolset
 
 
 class LedgerData(vf.TaskData):
@@ -184,6 +184,7 @@ class LedgerConfig(vf.TasksetConfig):
             if "selectors" in self.model_fields_set and self.selectors != default:
                 levelled = [ladder.levelled(s, self.level) for s in self.selectors]
                 object.__setattr__(self, "selectors", levelled)
+        ladder.surface(self.selectors)  # one server serves every selector: one surface
         try:
             release.admit(self.selectors, self.manifest)
         except Refused as refusal:
@@ -201,12 +202,13 @@ def data_of(selector: str, w: world.World) -> LedgerData:
     projected = answer.project(w)
     if problems := contract.envelope_problems(projected.files):
         raise ValueError(f"{selector}: {'; '.join(problems)}")
+    system, user = contract.PROMPTS[ladder.prompt_surface(selector)]
     return LedgerData(
         id=selector,
         public_id=public_id(projected.files),
         name=f"{w.company} {w.start:%Y-%m}",
-        system_prompt=contract.SYSTEM_PROMPT,
-        prompt=contract.USER_PROMPT.format(company=w.company, month=f"{w.start:%B %Y}"),
+        system_prompt=system,
+        prompt=user.format(company=w.company, month=f"{w.start:%B %Y}"),
         files=projected.files,
         balances=projected.balances,
         fixes=projected.fixes,
@@ -217,9 +219,17 @@ def data_of(selector: str, w: world.World) -> LedgerData:
 class LedgerTaskset(vf.Taskset[LedgerTask, LedgerConfig]):
     @classmethod
     def toolsets(cls, config: LedgerConfig) -> list[vf.Toolset]:
-        """The six tools: one server per env worker, reused by all its rollouts (each call sees
-        its own rollout's state only)."""
-        return [LedgerToolset(config.tools)]
+        """The tools of the selectors' surface (`ladder.surface`: the six tools, or rung 1's): one
+        server per env worker, reused by all its rollouts (each call sees its own rollout's state
+        only)."""
+        selectors = config.selectors
+        if config.level is not None:
+            try:
+                selectors = [ladder.levelled(s, config.level) for s in selectors]
+            except ValueError:
+                pass  # `load` refuses these selectors, naming the knob
+        placement = config.tools.model_dump(mode="json")
+        return [LedgerToolset(LedgerToolsConfig(**placement, surface=ladder.surface(selectors)))]
 
     def load(self) -> Iterator[LedgerTask]:
         """Every selector, admitted by `release.admit`, its world checked against its certified digest."""

@@ -29,6 +29,9 @@ The observation contract:
   a bounded wait for a worker); a check the lane declines (busy, budget spent) is an error
   message and changes nothing; the served ledger *is* the scored one (`LedgerState.ledger`), so
   what the tools show and what is scored can never differ, and a refused write changes neither;
+- a write is accepted only when the ledger loads exactly as the scorer loads it (the gate, no
+  beancount error, the policy's load rule): a ledger with errors is refused with the errors
+  quoted, so the ledger kept (and scored) is always one that loaded, or none;
 - `grep` matches with RE2, in time linear in the text, whatever the pattern;
 - every call runs in a thread of the server's own (`TOOL_THREADS`, so that calls waiting on the
   sandbox never hold up another rollout's reads) with its rollout's state, never on the
@@ -53,7 +56,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Literal
 
 import re2
 import verifiers.v1 as vf
@@ -72,6 +75,8 @@ dropped first)."""
 TOOL_THREADS = 64
 """Threads the server runs tool calls in (its own: asyncio's default pool has a few per core, and a
 call waiting on the sandbox holds its thread for up to `sandbox.WAIT_SECONDS` plus a check)."""
+SHOWN_ERRORS = 5
+"""beancount errors quoted in a refused write's reply (run_beancount shows a ledger's all)."""
 _GREP_OPTIONS = re2.Options()
 _GREP_OPTIONS.case_sensitive = False
 _GREP_OPTIONS.max_mem = 8 << 20
@@ -163,7 +168,29 @@ def _describe(checked: isolated.Checked) -> str:
     return "beancount: no errors"
 
 
-class LedgerToolset(vf.Toolset[vf.SharedToolsetConfig, LedgerState]):
+SURFACES: dict[str, tuple[str, ...]] = {
+    "full": ("list_files", "read_file", "grep", "run_beancount", "write_ledger", "submit"),
+    "append": ("read_file", "run_beancount", "write_ledger", "append_ledger", "submit"),
+}
+"""The tools a server publishes, by surface: ``full`` (the six tools, every rung but the first and
+the shipped and hard worlds) and ``append`` (rung 1: the files are named in the prompt, so no
+listing or search; ``append_ledger`` adds the correcting entries the policy asks for without
+copying the whole ledger). Every surface reaches everything the score counts."""
+
+
+class LedgerToolsConfig(vf.SharedToolsetConfig):
+    """The shared server's placement (verifiers') and the surface it publishes, which the taskset
+    derives from its selectors' rung (`ladder.surface`), never a knob of its own."""
+
+    surface: Literal["full", "append"] = "full"
+
+
+def surface_of(config: object) -> str:
+    """The surface a toolset config publishes (``full`` for verifiers' own configs)."""
+    return getattr(config, "surface", "full")
+
+
+class LedgerToolset(vf.Toolset[LedgerToolsConfig, LedgerState]):
     TOOL_PREFIX = None
 
     def register(self, mcp) -> None:
@@ -171,8 +198,12 @@ class LedgerToolset(vf.Toolset[vf.SharedToolsetConfig, LedgerState]):
         alone. A tool returning ``str`` would otherwise publish an output schema, send every reply
         twice (as text and as ``structuredContent``) and have the client compile and run a JSON
         Schema validator on it; the model is shown the text block either way, and the published
-        names, descriptions and input schemas (the episode digest's) are the same."""
+        names, descriptions and input schemas (the episode digest's) are the same. Only the tools
+        of the config's surface (`SURFACES`) are published."""
+        published = SURFACES[surface_of(self.config)]
         for fn in discover_decorated(self, "tool"):
+            if (getattr(fn, "tool_name", None) or fn.__name__) not in published:
+                continue
             mcp.add_tool(
                 self._with_state(fn),
                 name=getattr(fn, "tool_name", None) or fn.__name__,
@@ -383,27 +414,79 @@ class LedgerToolset(vf.Toolset[vf.SharedToolsetConfig, LedgerState]):
     @vf.tool
     @_guarded
     def write_ledger(self, text: str) -> str:
-        """Replace ledger.beancount with `text` (the whole ledger). The latest accepted ledger is scored."""
-        if not isinstance(text, str):
-            return self._reply("write_ledger", "error: text must be a string (the whole ledger)")
+        """Replace ledger.beancount with `text` (the whole ledger), only if it loads in beancount with no
+        errors; otherwise nothing is written and the errors are returned. The latest accepted ledger is
+        scored."""
+        if not isinstance(text, str) or not text.strip():
+            return self._reply(
+                "write_ledger", "error: text must be the whole ledger (not empty); not written"
+            )
         text = text.replace("\r\n", "\n")
         if len(text.encode()) > LEDGER_ENVELOPE:
             return self._reply(
                 "write_ledger", f"error: ledger over the {LEDGER_ENVELOPE}-byte envelope; not written"
             )
+        return self._accept("write_ledger", text)
+
+    def _accept(self, tool: str, text: str) -> str:
+        """Make `text` the rollout's ledger if it loads as the scorer would load it; else say why
+        not and keep the ledger as it was (a refused write never replaces one that loaded)."""
         checked = self._lane().check(text)
         if checked.declined:
-            return self._reply("write_ledger", f"{_describe(checked)} (not written)")
+            return self._reply(tool, f"{_describe(checked)} (not written)")
         if checked.failure or checked.refused:
-            return self._reply("write_ledger", f"not written: {_describe(checked)}")
+            return self._reply(tool, f"not written: {_describe(checked)}; {self._kept()}")
+        if checked.errors:
+            shown = "\n\n".join(checked.errors[:SHOWN_ERRORS])
+            more = (
+                f"\n[{checked.error_count - SHOWN_ERRORS} more not shown]"
+                if checked.error_count > SHOWN_ERRORS
+                else ""
+            )
+            return self._reply(
+                tool,
+                f"not written: beancount reports {checked.error_count} error(s), and a ledger that does "
+                f"not load would score 0; {self._kept()}. Fix these and write again:\n{shown}{more}",
+            )
         # One assignment replaces the served and the scored ledger alike (they are one field).
         state = self.state
         state.ledger = text
         state.revision += 1
         return self._reply(
-            "write_ledger",
-            f"written: revision {state.revision}, {len(text.encode())} bytes; {_describe(checked)}",
+            tool, f"written: revision {state.revision}, {len(text.encode())} bytes; {_describe(checked)}"
         )
+
+    def _kept(self) -> str:
+        """What stays in place after a refused write."""
+        state = self.state
+        if state.ledger is None:
+            return (
+                "nothing has been written yet (ledger.beancount is still the ledger as given, "
+                "and an episode that writes nothing scores 0)"
+            )
+        return f"revision {state.revision}, the last ledger written, stays in place and is the one scored"
+
+    @vf.tool
+    @_guarded
+    def append_ledger(self, text: str) -> str:
+        """Add `text` (new entries, such as one correcting transaction) at the end of the current
+        ledger.beancount, only if the whole ledger then loads in beancount with no errors; otherwise
+        nothing is written and the errors are returned. The latest accepted ledger is scored."""
+        if not isinstance(text, str) or not text.strip():
+            return self._reply(
+                "append_ledger", "error: text must be the entries to add (not empty); not written"
+            )
+        current, error = self._file(LEDGER)
+        if current is None:
+            return self._reply("append_ledger", error)
+        text = text.replace("\r\n", "\n").strip("\n")
+        whole = f"{current.rstrip(chr(10))}\n\n{text}\n"
+        if len(whole.encode()) > LEDGER_ENVELOPE:
+            return self._reply(
+                "append_ledger",
+                f"error: the ledger would be over the {LEDGER_ENVELOPE}-byte envelope; not written",
+            )
+        return self._accept("append_ledger", whole)
 
     @vf.tool
     @_guarded

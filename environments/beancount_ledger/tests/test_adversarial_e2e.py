@@ -34,18 +34,18 @@ REWARD = {
     "exfiltrate": 1.0,
     "surrogate": 1.0,
     "devzero": 0.0,
-    "redos": 0.0,
+    "redos": None,  # the ledger as given plus two comment lines: the untouched ledger's reward
     "plugin": 0.0,
     "crash": 0.0,
     "currency": 0.0,
     "flood": 1.0,
     "heavy": 0.0,  # the ledger over the gate's complexity bound is refused: nothing is written
 }
-"""The reward each policy ends with: the reference's for a harmless attack, the floor for a punished one."""
-WRITES = {"exfiltrate", "surrogate", "currency", "redos", "flood"}
-"""Policies that end with an accepted ledger (the others have every write refused)."""
-UNLOADED = {"currency", "redos"}
-"""Policies whose accepted ledger does not load (a foreign currency; the bait's stray token)."""
+"""The reward each policy ends with: the reference's for a harmless attack, the floor for a punished one
+(None: the untouched ledger's)."""
+WRITES = {"exfiltrate", "surrogate", "redos", "flood"}
+"""Policies that end with an accepted ledger (the others have every write refused). An accepted ledger
+always loads: write_ledger refuses one that does not (the foreign currencies of ``currency``)."""
 
 
 @dataclass
@@ -144,12 +144,13 @@ def test_every_episode_completes_by_itself(runs, policy):
 def test_each_attack_ends_at_its_reward(runs, policy):
     for selector, trace in runs[policy].traces.items():
         reward, metrics = trace["rewards"]["ledger"]["score"], trace["metrics"]
-        assert reward == REWARD[policy], (selector, reward, metrics)
+        expected = _untouched(trace) if REWARD[policy] is None else REWARD[policy]
+        assert reward == expected, (selector, reward, metrics)
         # No failure of the sandbox reaches the reward: what write_ledger accepted always scores.
         assert metrics["scorer_error"] == 0.0, (selector, metrics)
         assert metrics["written"] == float(policy in WRITES), (selector, metrics)
         assert (trace["info"]["ledger"] is not None) == (policy in WRITES)
-        assert metrics["loaded"] == float(policy in WRITES - UNLOADED), (selector, metrics)
+        assert metrics["loaded"] == float(policy in WRITES), (selector, metrics)
         if policy == "currency":
             assert reward < _untouched(trace), (selector, reward)
 
@@ -186,7 +187,7 @@ def test_exfiltration_reads_nothing_outside_the_workspace(runs):
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("policy", ["devzero", "plugin", "crash"])
+@pytest.mark.parametrize("policy", ["devzero", "plugin", "crash", "currency"])
 def test_every_attacked_ledger_is_refused(runs, policy):
     for selector, trace in runs[policy].traces.items():
         writes = [reply for tool, _, reply in _calls(trace) if tool == "write_ledger"]
@@ -197,7 +198,7 @@ def test_every_attacked_ledger_is_refused(runs, policy):
 @pytest.mark.e2e
 def test_catastrophic_patterns_answer_at_once(runs):
     for trace in runs["redos"].traces.values():
-        # The bait the patterns explode on is on disk (written, with the stray token's error).
+        # The bait the patterns explode on is in the served ledger (written as comments: it loads).
         assert all(line in trace["info"]["ledger"] for line in adversaries.REDOS_BAIT)
         greps = [(args["pattern"], reply) for tool, args, reply in _calls(trace) if tool == "grep"]
         assert [p for p, _ in greps] == [*adversaries.REDOS_PATTERNS, *adversaries.INVALID_PATTERNS]

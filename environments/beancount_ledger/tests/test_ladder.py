@@ -6,7 +6,7 @@ import json
 
 import pytest
 import verifiers.v1 as vf
-from beancount_ledger import answer, baselines, keys, ladder, preflight, release, world
+from beancount_ledger import answer, baselines, contract, keys, ladder, preflight, release, tools, world
 from beancount_ledger.release import task_digest
 from beancount_ledger.scorer import score
 from beancount_ledger.taskset import LedgerConfig, LedgerTask, LedgerTaskConfig, LedgerTaskset, make_task_data
@@ -145,3 +145,47 @@ def test_a_levelled_release_through_both_phases_of_the_preflight(no_operator, mo
     (task,) = LedgerTaskset(LedgerConfig(selectors=["eval:0"], level=4, manifest=str(path)))
     assert task_digest(task.data) == body["records"]["eval:0:level4"]["digest"]
     assert body["records"]["eval:0:level4"]["level"] == 4
+
+
+def test_rung_one_is_served_its_own_prompt_and_tools():
+    """Rung 1: the append surface and its prompt; every other world the six tools and the common
+    prompt; one server serves one surface, so mixing rung 1 with other worlds fails at load."""
+    one, w = make_task_data("dev:0:level1"), keys.resolve("dev:0:level1")
+    assert one.system_prompt == contract.APPEND_SYSTEM_PROMPT
+    assert one.prompt == contract.APPEND_USER_PROMPT.format(company=w.company, month=f"{w.start:%B %Y}")
+    for selector in ("dev:0", "dev:0:level2", "dev:0:level3", "dev:0:level4", "bank_recon_001"):
+        assert make_task_data(selector).system_prompt == contract.SYSTEM_PROMPT, selector
+    # Every rule the common prompt states, the rung-1 prompt states too.
+    rules = contract.SYSTEM_PROMPT.split("Episode rules:")[1].replace(
+        "write_ledger", "write_ledger or append_ledger"
+    )
+    assert rules.strip() in contract.APPEND_SYSTEM_PROMPT
+    surfaces = {
+        level: LedgerTaskset.toolsets(LedgerConfig(selectors=["dev:0"], level=level)) for level in LEVELS
+    }
+    assert {level: t.config.surface for level, (t,) in surfaces.items()} == {
+        1: "append",
+        2: "full",
+        3: "full",
+        4: "full",
+    }
+    (plain,) = LedgerTaskset.toolsets(LedgerConfig(selectors=["dev:0", "bank_recon_001"]))
+    assert plain.config.surface == "full"
+    names = {name: [t["name"] for t in contract.tool_schemas(name)] for name in tools.SURFACES}
+    assert names == {name: sorted(published) for name, published in tools.SURFACES.items()}
+    assert all(f" {tool}" in contract.APPEND_SYSTEM_PROMPT for tool in tools.SURFACES["append"])
+    with pytest.raises(ValidationError, match="selectors mix rung 1 with other worlds"):
+        LedgerConfig(selectors=["dev:0:level1", "dev:1"])
+    with pytest.raises(ValidationError, match="selectors mix rung 1 with other worlds"):
+        LedgerConfig(selectors=["dev:0:level1", "dev:1:level2"])
+
+
+def test_the_reference_scores_one_through_append_ledger_at_rung_one():
+    """The correcting entries alone, appended through the rung-1 tool, are the golden ledger."""
+    for n in range(4):
+        data = make_task_data(f"dev:{n}:level1")
+        given, golden = data.files["ledger.beancount"], answer.golden_ledger(data)
+        toolset = LedgerToolset(tools.LedgerToolsConfig(surface="append"))
+        with rollout(LedgerState(files=dict(data.files))) as state:
+            assert toolset.append_ledger(golden[len(given) :]).startswith("written: revision 1")
+            assert score(state.ledger, answer.key_of(data)).reward == 1.0, n

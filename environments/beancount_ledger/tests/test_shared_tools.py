@@ -197,8 +197,10 @@ def test_setup_seeds_the_state_and_the_workspace():
 def test_the_tools_are_one_shared_server_per_worker():
     config = LedgerConfig()
     (toolset,) = LedgerTaskset.toolsets(config)
-    assert isinstance(toolset, LedgerToolset) and toolset.config is config.tools
-    assert isinstance(config.tools, vf.SharedToolsetConfig)
+    assert isinstance(toolset, LedgerToolset) and isinstance(config.tools, vf.SharedToolsetConfig)
+    # The placement is the config's; the surface follows the selectors' rung (six tools here).
+    assert toolset.config.model_dump(exclude={"surface"}) == config.tools.model_dump()
+    assert toolset.config.surface == "full" and isinstance(toolset.config, vf.SharedToolsetConfig)
     assert LedgerTask.toolsets(config.task) == []
 
 

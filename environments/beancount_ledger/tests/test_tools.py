@@ -7,7 +7,10 @@ import sys
 import pytest
 import verifiers.v1 as vf
 from beancount_ledger import contract, isolated
+from beancount_ledger import tools as tools_module
+from beancount_ledger.answer import key_of
 from beancount_ledger.render import FILE_NAMES, LEDGER
+from beancount_ledger.scorer import score
 from beancount_ledger.taskset import golden_of, make_task_data
 from beancount_ledger.tools import LedgerState, LedgerToolset, rollout
 
@@ -115,8 +118,62 @@ def test_the_prompt_states_the_gates_refusals(tools, data):
     assert f"units to check, over the bound of {contract.MAX_CHECK_COST:,}" in reply, reply
     assert tools.state.ledger is None and tools.state.revision == 0
     for key in ("_x", "__residual__"):
-        assert "1 error(s)" in tools.write_ledger(given + entry.format(kv=f"{key}: TRUE"))
-        assert f"Invalid token: '{key}:'" in tools.run_beancount()
+        reply = tools.write_ledger(given + entry.format(kv=f"{key}: TRUE"))
+        assert reply.startswith("not written: beancount reports 1 error(s)"), reply
+        assert f"Invalid token: '{key}:'" in reply, reply
+    assert tools.state.ledger is None and tools.state.revision == 0
+
+
+def test_a_write_that_does_not_load_never_replaces_one_that_did(tools, data):
+    """The prompt's rule: a ledger with beancount errors (or breaking the load rule) is refused with
+    its errors quoted, and the last accepted ledger stays served and scored."""
+    assert "A write that does not load writes nothing" in contract.SYSTEM_PROMPT
+    assert "A write that does not load writes nothing" in contract.APPEND_SYSTEM_PROMPT
+    golden = golden_of(data)
+    placeholder = tools.write_ledger("<your corrected ledger text here>")
+    assert placeholder.startswith("not written: beancount reports"), placeholder
+    assert "nothing has been written yet" in placeholder and tools.state.ledger is None
+    assert tools.write_ledger(golden).startswith("written: revision 1")
+    unbalanced = golden + '\n2024-03-31 * "x"\n  Assets:Bank:Operating  1.00 AUD\n  Income:Sales  -0.99 AUD\n'
+    in_usd = golden + '\n2024-03-31 * "x"\n  Assets:Bank:Operating  1.00 USD\n  Income:Sales  -1.00 USD\n'
+    unopened = golden + '\n2024-03-31 * "x"\n  Assets:Suspense  1.00 AUD\n  Income:Sales  -1.00 AUD\n'
+    for text in (
+        unbalanced,
+        in_usd,
+        unopened,
+        golden + "not beancount at all\n",
+        "\n".join(data.files[LEDGER].splitlines()[:-1]) + "\n",  # the last posting cut off
+    ):
+        reply = tools.write_ledger(text)
+        assert reply.startswith("not written: beancount reports"), reply
+        assert "revision 1, the last ledger written, stays in place and is the one scored" in reply, reply
+        assert tools.state.revision == 1 and tools.state.ledger == golden == served(tools, LEDGER)
+    assert tools.write_ledger(" \n").startswith("error: text must be the whole ledger (not empty)")
+    assert tools.state.revision == 1
+    many = golden + "".join(f"junk{n}\n" for n in range(9))
+    reply = tools.write_ledger(many)
+    assert reply.count("\n\n") == tools_module.SHOWN_ERRORS - 1 and "more not shown" in reply, reply
+
+
+def test_append_ledger_adds_entries_checked_as_a_whole(tools, data):
+    given = data.files[LEDGER]
+    golden = golden_of(data)
+    fixes = golden[len(given) :]
+    assert golden.startswith(given) and fixes.strip()
+    assert tools.append_ledger("   ").startswith("error: text must be")
+    reply = tools.append_ledger('2024-03-31 * "x"\n  Assets:Suspense  1.00 AUD\n  Income:Sales  -1.00 AUD')
+    assert reply.startswith("not written: beancount reports") and "nothing has been written yet" in reply
+    assert tools.append_ledger(fixes).startswith("written: revision 1")
+    assert score(tools.state.ledger, key_of(data)).reward == 1.0
+    assert tools.state.ledger.startswith(given) and served(tools, LEDGER) == tools.state.ledger
+    # A second append goes on the accepted revision; a refused one keeps it.
+    kept = tools.state.ledger
+    assert tools.append_ledger('plugin "beancount.plugins.auto_accounts"').startswith("not written: refused")
+    assert tools.state.ledger == kept and tools.state.revision == 1
+    assert tools.append_ledger('2024-03-31 note Assets:Bank:Operating "checked"').startswith(
+        "written: revision 2"
+    )
+    assert tools.state.ledger.startswith(kept) and tools.state.ledger.endswith('"checked"\n')
 
 
 def test_bad_arguments_are_messages(tools):
