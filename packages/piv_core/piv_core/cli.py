@@ -93,6 +93,24 @@ def _with_local_defaults(argv: list[str], runtime_flag: str, runtime_key: str) -
     return argv
 
 
+EVAL_DEFAULTS = f"""\
+This eval applies its own defaults where neither the command line nor an @ config file sets them
+(they replace the verifiers defaults shown further down):
+  --env.agent.runtime.type subprocess   the agent runs in a local subprocess (no remote sandbox)
+  --no-push                             nothing is uploaded
+  --max-concurrent {LOCAL_CONCURRENCY:<20} four episodes per CPU core of this machine
+  --model baseline/<policy>             a scripted policy on a built-in local endpoint: no key needed
+A real model: --model NAME --client.base-url URL --client.api-key-var VAR, where VAR names the
+environment variable that holds the key, e.g.
+  OpenAI:                 --model gpt-4.1-mini --client.base-url https://api.openai.com/v1 \\
+                          --client.api-key-var OPENAI_API_KEY
+  vLLM, llama.cpp, Ollama (OpenAI-compatible):  --model <served name> \\
+                          --client.base-url http://127.0.0.1:8000/v1 --client.api-key-var ANY_SET_VARIABLE
+Name the model every time: the default model shown below is a hosted one that needs its key.
+Runs are written under outputs/<run name>; the summary line names the first error and the log.
+"""
+
+
 def _wants_help(argv: list[str]) -> bool:
     return not argv or any(arg in ("-h", "--help") for arg in argv)
 
@@ -135,6 +153,8 @@ def eval_main(argv: list[str] | None = None) -> None:
     # The harness runs as a uv script in its own environment: compile it once, import it fast every rollout.
     os.environ.setdefault("UV_COMPILE_BYTECODE", "1")
     if _wants_help(argv) or "--dry-run" in argv:
+        if _wants_help(argv):
+            print(EVAL_DEFAULTS, flush=True)
         vf_eval(argv)
         return
     _check_configs(argv, "env.taskset")
