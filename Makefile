@@ -60,6 +60,7 @@ demo: sync
 		tail -n 1 $(DEMO_OUT)/$$policy.log; \
 	done
 	$(UV) run --no-sync summarize $(addprefix $(DEMO_OUT)/,$(DEMO_POLICIES)) --png $(DEMO_OUT)/summary.png
+	@command -v uv >/dev/null 2>&1 || printf '\n%s\n' 'uv is in .tools/bin; before the README'"'"'s uv commands: export PATH="$$PWD/.tools/bin:$$PATH"'
 
 test: sync
 	$(UV) run --no-sync pytest -n $(JOBS) -q $(PYTEST_ARGS)
