@@ -15,7 +15,6 @@ from au_bas_reconciliation_v1.rules import (
     GST_MISCALCULATED,
     GST_ON_GST_FREE,
     LABELS,
-    MISSING_ABN_OVER_THRESHOLD,
     OUTSIDE_PERIOD,
 )
 
@@ -27,13 +26,19 @@ RUNGS = {
         "num_transactions": 4,
         "fault_rate": 0.25,
         "fault_codes": [GST_MISCALCULATED],
-        "labels": ["G1", "1A"],
+        "labels": ["1A"],
+        "row_mix": "round_taxable_sales",
+        "prompt_style": "focused",
+        "figure_credit": "all_or_nothing",
     },
     2: {
-        "num_transactions": 8,
+        "num_transactions": 6,
         "fault_rate": 0.25,
-        "fault_codes": [GST_ON_GST_FREE, GST_MISCALCULATED, MISSING_ABN_OVER_THRESHOLD],
-        "labels": ["G1", "1A", "1B"],
+        "fault_codes": [GST_ON_GST_FREE, GST_MISCALCULATED],
+        "labels": ["G1", "1A"],
+        "row_mix": "taxable_sales",
+        "prompt_style": "focused",
+        "figure_credit": "all_or_nothing",
     },
     3: {
         "num_transactions": 12,
@@ -45,4 +50,8 @@ RUNGS = {
     5: {"num_transactions": 60, "fault_rate": 0.35, "fault_codes": ALL_CODES, "labels": ALL_LABELS},
     6: {"num_transactions": 150, "fault_rate": 0.5, "fault_codes": ALL_CODES, "labels": ALL_LABELS},
 }
+for _rung in RUNGS.values():  # the rungs above 2 are the full task: every knob the ladder sets is set
+    _rung.setdefault("row_mix", "mixed")
+    _rung.setdefault("prompt_style", "full")
+    _rung.setdefault("figure_credit", "all_or_nothing")
 check_rungs(RUNGS)

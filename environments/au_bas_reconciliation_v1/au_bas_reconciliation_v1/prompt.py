@@ -128,8 +128,11 @@ are exact to the cent (with two labels asked and one of them right, half of it).
 
 _WORKING = """HOW TO WORK
 Before the answer block, work through the ledger in plain text, one line per row: the row's txn_id, its \
-type and category, its correct GST (for a taxable row, amount / 11 to the cent), whether the recorded gst \
-equals it, and the fault codes that hold. Then add up each label from those lines."""
+type and category, its correct GST (for a taxable row, amount / 11 to the cent: an amount of 143.00 has a \
+correct GST of 143.00 / 11 = 13.00), whether the recorded gst equals it, and the fault codes that hold. \
+Then add up each label from those lines."""
+WORK_FIRST = "Go through the rows one at a time in plain text, then finish with the <answer> block."
+"""The closing line of a focused task's user prompt."""
 
 
 def _focused(codes: Sequence[str], labels: Sequence[str]) -> str:
@@ -173,7 +176,8 @@ CORRECTED BAS (dollars and cents, exact to the cent)
 ANSWER FORMAT
 Finish with one <answer> block holding a JSON object with exactly these keys: {", ".join(asked)} and \
 faults. The block below shows its shape only: put this ledger's own figures, txn_ids and codes in \
-place of the <...> placeholders.
+place of the <...> placeholders. The <answer> and </answer> tags are required: a JSON object or \
+code block without them is not read.
 <answer>
 {{{example}, "faults": {{"<txn_id>": ["<fault_code>"]}}}}
 </answer>
@@ -219,15 +223,18 @@ _PERIOD = re.compile(r"\((\d{4}-\d{2}-\d{2}) to (\d{4}-\d{2}-\d{2})\)", re.ASCII
 _LEDGER = re.compile(r"```csv\n(.*?)\n```", re.DOTALL)
 
 
-def user_prompt(business: str, quarter: Quarter, rows: list[Row], labels: Sequence[str] = LABELS) -> str:
-    """The task: the business, the quarter, which labels to report (when not all four) and the ledger."""
+def user_prompt(
+    business: str, quarter: Quarter, rows: list[Row], labels: Sequence[str] = LABELS, style: str = FULL
+) -> str:
+    """The task: the business, the quarter, which labels to report (when not all four) and the
+    ledger; under a focused system prompt, a closing line asking for the working first."""
     asked = "" if tuple(labels) == LABELS else f"BAS labels to report: {', '.join(labels)} (only these)\n"
     return (
         f"Business: {business} Pty Ltd\n"
         f"BAS quarter: {quarter.describe()}\n"
         f"{asked}"
         f"Ledger ({len(rows)} rows):\n"
-        f"```csv\n{to_csv(rows)}\n```"
+        f"```csv\n{to_csv(rows)}\n```" + (f"\n\n{WORK_FIRST}" if style == FOCUSED else "")
     )
 
 

@@ -7,7 +7,9 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from au_bas_reconciliation_v1 import grading
+from au_bas_reconciliation_v1 import grading, prompt
+from au_bas_reconciliation_v1.ledger import SALE
+from au_bas_reconciliation_v1.prompt import read_ledger
 from au_bas_reconciliation_v1.levels import RUNGS
 from au_bas_reconciliation_v1.rules import FAULT_CODES, GST_MISCALCULATED, LABELS
 from au_bas_reconciliation_v1.taskset import AuBasConfig, AuBasTask, make_task_data
@@ -35,25 +37,30 @@ def test_every_rung_is_solved_by_the_oracle_and_validates(level, reply_of):
         assert scored.reward == pytest.approx(1.0), (level, idx)
 
 
-def test_rung_one_asks_two_labels_of_four_rows_and_grades_only_those(answer):
+def test_rung_one_asks_1a_of_four_round_taxable_sales_and_grades_only_it(answer):
     task = AuBasTask(make_task_data(AuBasConfig(level=1), 0))
-    assert "BAS labels to report: G1, 1A (only these)" in task.data.prompt
-    assert set(task.data.bas) == {"G1", "1A"} and task.data.faults
-    extra = answer(task.data, **{"1B": "1.23", "net": "oops"})  # labels not asked are ignored
+    assert "BAS labels to report: 1A (only these)" in task.data.prompt
+    assert set(task.data.bas) == {"1A"} and task.data.faults
+    _, rows = read_ledger(task.data.prompt)
+    assert len(rows) == 4 and all(row.kind == SALE and row.amount % 11 == 0 for row in rows)
+    extra = answer(task.data, **{"G1": "1.23", "net": "oops"})  # labels not asked are ignored
     assert score_reply(task, extra).reward == pytest.approx(1.0)
     wrong = answer(task.data, **{"1A": "0.01"})
     scored = score_reply(task, wrong)
-    assert scored.rewards["bas_correct"] == 0.0 and scored.metrics["bas_label_accuracy"] == 0.5
-    assert (scored.metrics["g1_correct"], scored.metrics["1a_correct"], scored.metrics["1b_correct"]) == (
-        1,
-        0,
-        0,
-    )
+    assert scored.rewards["bas_correct"] == 0.0 and scored.metrics["bas_label_accuracy"] == 0.0
+    assert (scored.metrics["g1_correct"], scored.metrics["1a_correct"]) == (0, 0)
+    assert scored.rewards["fault_audit"] == 1.0
+
+
+def test_rungs_one_and_two_have_a_focused_prompt_and_the_others_the_full_one():
+    for level in RUNGS:
+        system = make_task_data(AuBasConfig(level=level), 0).system_prompt
+        assert (system == prompt.SYSTEM_PROMPT) == (level > 2), level
 
 
 def test_a_prompt_asking_other_labels_than_the_key_fails_validate():
     task = AuBasTask(make_task_data(AuBasConfig(level=1), 0))
-    bad = task.data.model_copy(update={"prompt": task.data.prompt.replace("G1, 1A (only", "G1, 1B (only")})
+    bad = task.data.model_copy(update={"prompt": task.data.prompt.replace(": 1A (only", ": 1B (only")})
     assert not _valid(AuBasTask(bad))
 
 

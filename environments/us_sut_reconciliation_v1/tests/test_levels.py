@@ -13,7 +13,7 @@ from piv_core.ladder import rung_table
 from piv_core.testing import score_reply
 from pydantic import ValidationError
 from us_sut_reconciliation_v1 import baselines, grading, prompt, rules
-from us_sut_reconciliation_v1.ledger import PURCHASE
+from us_sut_reconciliation_v1.ledger import PURCHASE, SALE
 from us_sut_reconciliation_v1.levels import RUNGS
 from us_sut_reconciliation_v1.rules import FAULT_CODES, FIGURES, TAX_MISCALCULATED
 from us_sut_reconciliation_v1.taskset import UsSutConfig, UsSutTask, make_task_data
@@ -40,9 +40,11 @@ def test_every_rung_is_solved_by_the_oracle_and_validates(level):
         assert score_reply(task, _oracle(task)).reward == pytest.approx(1.0), (level, idx)
 
 
-def test_rung_one_asks_two_figures_and_grades_only_those(reply):
+def test_rung_one_asks_the_sales_tax_of_five_round_home_sales_and_grades_only_it(reply):
     task = UsSutTask(make_task_data(UsSutConfig(level=1), 1))
-    assert "Figures to report: gross_sales, sales_tax_due (only these)" in task.data.prompt_text
+    assert "Figures to report: sales_tax_due (only these)" in task.data.prompt_text
+    _, business_zip, rows = prompt.read_ledger(task.data.prompt_text)
+    assert all(r.kind == SALE and r.zip == business_zip and r.gross % 100 == 0 for r in rows)
     codes = {
         code
         for idx in range(60)
@@ -50,21 +52,25 @@ def test_rung_one_asks_two_figures_and_grades_only_those(reply):
         for code in codes
     }
     assert codes == {TAX_MISCALCULATED}
+    assert all(make_task_data(UsSutConfig(level=1), idx).faults for idx in range(30))  # never clean
     extra = reply({**task.data.figures, "use_tax_due": 123}, task.data.faults)  # not asked: ignored
     assert score_reply(task, extra).reward == pytest.approx(1.0)
-    wrong = reply(
-        {**task.data.figures, "sales_tax_due": task.data.figures["sales_tax_due"] + 1}, task.data.faults
-    )
+    wrong = reply({"sales_tax_due": task.data.figures["sales_tax_due"] + 1}, task.data.faults)
     scored = score_reply(task, wrong)
-    assert scored.rewards["return_correct"] == 0.0 and scored.metrics["fields_correct"] == 0.5
-    assert (scored.metrics["gross_sales_correct"], scored.metrics["sales_tax_due_correct"]) == (1.0, 0.0)
-    assert scored.metrics["use_tax_due_correct"] == 0.0
+    assert scored.rewards["return_correct"] == 0.0 and scored.metrics["fields_correct"] == 0.0
+    assert scored.rewards["fault_audit"] == 1.0
 
 
 def test_a_prompt_asking_other_figures_than_the_key_fails_validate():
     task = UsSutTask(make_task_data(UsSutConfig(level=1), 0))
-    text = task.data.prompt_text.replace("gross_sales, sales_tax_due (only", "gross_sales, use_tax_due (only")
+    text = task.data.prompt_text.replace("report: sales_tax_due (only", "report: use_tax_due (only")
     assert not _valid(UsSutTask(task.data.model_copy(update={"prompt": text})))
+
+
+def test_rungs_one_and_two_have_a_focused_prompt_and_the_others_the_full_one():
+    for level in RUNGS:
+        system = make_task_data(UsSutConfig(level=level), 0).system_prompt
+        assert (system == prompt.SYSTEM_PROMPT) == (level > 2), level
 
 
 def test_unset_level_is_the_default_set_and_levels_have_their_own_ids():

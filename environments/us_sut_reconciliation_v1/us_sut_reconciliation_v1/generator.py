@@ -68,7 +68,7 @@ default); sales of taxable categories with no exemption claim, priced anywhere i
 `PRICE_CENTS` and delivered to any ZIP (``taxable_sales``); or such sales delivered to the
 business ZIP at a whole number of hundreds of dollars, $100 to `ROUND_HUNDREDS` hundred
 (``round_home_sales``)."""
-ROUND_HUNDREDS = 20
+ROUND_HUNDREDS = 10
 SALE_SHARE = 0.6
 """The chance that a row is a sale."""
 CERT_NUMBERS = (100_000, 900_000)

@@ -27,13 +27,19 @@ RUNGS = {
         "num_rows": 5,
         "fault_rate": 0.2,
         "fault_codes": [TAX_MISCALCULATED],
-        "figures": ["gross_sales", "sales_tax_due"],
+        "figures": ["sales_tax_due"],
+        "row_mix": "round_home_sales",
+        "prompt_style": "focused",
+        "figure_credit": "all_or_nothing",
     },
     2: {
-        "num_rows": 10,
+        "num_rows": 8,
         "fault_rate": 0.25,
-        "fault_codes": [TAX_ON_EXEMPT_ITEM, TAX_MISCALCULATED, DUPLICATE_INVOICE],
-        "figures": ["gross_sales", "exempt_sales", "taxable_sales", "sales_tax_due"],
+        "fault_codes": [TAX_MISCALCULATED, NEXUS_MISALLOCATION],
+        "figures": ["gross_sales", "sales_tax_due"],
+        "row_mix": "taxable_sales",
+        "prompt_style": "focused",
+        "figure_credit": "all_or_nothing",
     },
     3: {
         "num_rows": 20,
@@ -51,4 +57,8 @@ RUNGS = {
     5: {"num_rows": 80, "fault_rate": 0.35, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
     6: {"num_rows": 200, "fault_rate": 0.5, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
 }
+for _rung in RUNGS.values():  # the rungs above 2 are the full task: every knob the ladder sets is set
+    _rung.setdefault("row_mix", "mixed")
+    _rung.setdefault("prompt_style", "full")
+    _rung.setdefault("figure_credit", "all_or_nothing")
 check_rungs(RUNGS)

@@ -149,8 +149,11 @@ figures that are exact to the cent (with two graded figures asked and one of the
 _WORKING = """HOW TO WORK
 Before the answer block, work through the ledger in plain text, one line per row: the row's \
 transaction_id, its type and category, whether it is exempt, its correct tax (gross_amount x the \
-combined rate of the ZIP that applies / 100, to the cent), whether the recorded tax_collected_or_paid \
-equals it, and the fault codes that hold. Then add up each figure from those lines."""
+combined rate of the ZIP that applies / 100, to the cent: a gross_amount of 300.00 at a combined rate of \
+8.250% has a tax of 300.00 x 8.25 / 100 = 24.75), whether the recorded tax_collected_or_paid equals it, \
+and the fault codes that hold. Then add up each figure from those lines."""
+WORK_FIRST = "Go through the rows one at a time in plain text, then finish with the <answer> block."
+"""The closing line of a focused task's user prompt."""
 
 
 def _section(text: str, head: str, next_head: str) -> tuple[int, int]:
@@ -239,7 +242,8 @@ def _focused(codes: Sequence[str], figures: Sequence[str]) -> str:
 ANSWER FORMAT
 Finish with one <answer> block holding a JSON object with exactly these keys: {", ".join(asked)} and \
 faults.{graded} The block below shows its shape only: put this ledger's own figures, transaction_ids and \
-codes in place of the <...> placeholders.
+codes in place of the <...> placeholders. The <answer> and </answer> tags are required: a JSON object \
+or code block without them is not read.
 <answer>
 {{{example}, "faults": {{"<transaction_id>": ["<fault_code>"]}}}}
 </answer>
@@ -290,9 +294,15 @@ _LEDGER = re.compile(r"```csv\n(.*?)\n```", re.DOTALL)
 
 
 def user_prompt(
-    business: str, business_zip: str, quarter: Quarter, rows: list[Row], figures: Sequence[str] = FIGURES
+    business: str,
+    business_zip: str,
+    quarter: Quarter,
+    rows: list[Row],
+    figures: Sequence[str] = FIGURES,
+    style: str = FULL,
 ) -> str:
-    """The task: the business, its ZIP, the quarter, which figures to report (when not all six), the ledger."""
+    """The task: the business, its ZIP, the quarter, which figures to report (when not all six),
+    the ledger; under a focused system prompt, a closing line asking for the working first."""
     place = LOCAL_RATES[business_zip][0]
     asked = "" if tuple(figures) == FIGURES else f"Figures to report: {', '.join(figures)} (only these)\n"
     return (
@@ -301,7 +311,7 @@ def user_prompt(
         f"Filing quarter: {quarter.describe()}\n"
         f"{asked}"
         f"Ledger ({len(rows)} rows):\n"
-        f"```csv\n{to_csv(rows)}\n```"
+        f"```csv\n{to_csv(rows)}\n```" + (f"\n\n{WORK_FIRST}" if style == FOCUSED else "")
     )
 
 

@@ -46,18 +46,18 @@ LONGEST_SYSTEM_PROMPT = max(
 """The longest system prompt any configuration gives (a focused one states at most every code and figure)."""
 
 
-def widest_prompt_bytes(num_rows: int, system: str = prompt.SYSTEM_PROMPT) -> int:
+def widest_prompt_bytes(num_rows: int, system: str = prompt.SYSTEM_PROMPT, style: str = prompt.FULL) -> int:
     """An upper bound on the prompt bytes (system prompt `system` folded in) of any task with
-    this many rows."""
+    this many rows whose user prompt is of style `style`."""
     widest = generator.widest_ledger(num_rows)
-    return prompt_bytes(system, prompt.user_prompt(*widest, WIDEST_ASKED))
+    return prompt_bytes(system, prompt.user_prompt(*widest, WIDEST_ASKED, style))
 
 
 MAX_ROWS = largest_fitting(widest_prompt_bytes, generator.MIN_ROWS)
 """The most rows whose widest prompt fits one command-line argument (`piv_core.prompt_size`),
 under the full system prompt with all-or-nothing credit (the default)."""
 MAX_ROWS_ANY_PROMPT = largest_fitting(
-    lambda n: widest_prompt_bytes(n, LONGEST_SYSTEM_PROMPT), generator.MIN_ROWS
+    lambda n: widest_prompt_bytes(n, LONGEST_SYSTEM_PROMPT, prompt.FOCUSED), generator.MIN_ROWS
 )
 """The same bound under the longest system prompt of any `prompt_style` and `figure_credit`."""
 
@@ -204,7 +204,12 @@ def make_task_data(config: UsSutConfig, idx: int) -> UsSutData:
         name=f"{ledger.business} {ledger.quarter.year} Q{ledger.quarter.number}",
         system_prompt=system,
         prompt=prompt.user_prompt(
-            ledger.business, ledger.business_zip, ledger.quarter, ledger.rows, config.figures
+            ledger.business,
+            ledger.business_zip,
+            ledger.quarter,
+            ledger.rows,
+            config.figures,
+            config.prompt_style,
         ),
         figures=key.figures,
         faults=fault_lists(key.faults),
