@@ -83,6 +83,16 @@ def test_only_the_figures_asked_for_are_graded_and_every_metric_is_always_there(
         SCHEME.grade(None, {"c": 7}, FAULTS)
 
 
+def test_partial_credit_pays_the_share_of_graded_figures_right_and_is_off_by_default():
+    one_wrong = answer_text({**FIGURES, "b": 5}, FAULTS)
+    assert SCHEME.grade(one_wrong, FIGURES, FAULTS).figures_correct == 0.0
+    partial = SCHEME.grade(one_wrong, FIGURES, FAULTS, partial=True)
+    assert partial.figures_correct == partial.figure_accuracy == 0.5
+    assert SCHEME.grade(answer_text(FIGURES, FAULTS), FIGURES, FAULTS, partial=True).figures_correct == 1.0
+    assert SCHEME.grade(None, FIGURES, FAULTS, partial=True) == UNPARSED
+    assert SCHEME.metrics(one_wrong, FIGURES, FAULTS, partial=True) == SCHEME.metrics(one_wrong, FIGURES, FAULTS)
+
+
 def test_metric_keys_are_lower_case_words():
     assert [metric_key(name) for name in ("1A", "G1", "net", "gst_on_gst_free", "a-b c")] == [
         "1a",
