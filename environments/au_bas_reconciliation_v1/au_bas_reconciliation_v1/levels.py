@@ -25,7 +25,7 @@ RUNGS = {
     1: {
         "num_transactions": 4,
         "fault_rate": 0.25,
-        "fault_codes": [GST_MISCALCULATED],
+        "fault_codes": [GST_ON_GST_FREE],
         "labels": ["1A"],
         "row_mix": "round_taxable_sales",
         "prompt_style": "focused",

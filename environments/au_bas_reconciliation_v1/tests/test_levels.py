@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from au_bas_reconciliation_v1 import grading, prompt
 from au_bas_reconciliation_v1.ledger import SALE
-from au_bas_reconciliation_v1.prompt import read_ledger
 from au_bas_reconciliation_v1.levels import RUNGS
-from au_bas_reconciliation_v1.rules import FAULT_CODES, GST_MISCALCULATED, LABELS
+from au_bas_reconciliation_v1.prompt import read_ledger
+from au_bas_reconciliation_v1.rules import FAULT_CODES, GST_MISCALCULATED, GST_ON_GST_FREE, LABELS
 from au_bas_reconciliation_v1.taskset import AuBasConfig, AuBasTask, make_task_data
 from piv_core.ladder import rung_table
 from piv_core.testing import score_reply
@@ -37,12 +37,13 @@ def test_every_rung_is_solved_by_the_oracle_and_validates(level, reply_of):
         assert scored.reward == pytest.approx(1.0), (level, idx)
 
 
-def test_rung_one_asks_1a_of_four_round_taxable_sales_and_grades_only_it(answer):
+def test_rung_one_asks_1a_of_four_round_sales_and_grades_only_it(answer):
     task = AuBasTask(make_task_data(AuBasConfig(level=1), 0))
     assert "BAS labels to report: 1A (only these)" in task.data.prompt
     assert set(task.data.bas) == {"1A"} and task.data.faults
     _, rows = read_ledger(task.data.prompt)
     assert len(rows) == 4 and all(row.kind == SALE and row.amount % 11 == 0 for row in rows)
+    assert {code for codes in task.data.faults.values() for code in codes} == {GST_ON_GST_FREE}
     extra = answer(task.data, **{"G1": "1.23", "net": "oops"})  # labels not asked are ignored
     assert score_reply(task, extra).reward == pytest.approx(1.0)
     wrong = answer(task.data, **{"1A": "0.01"})
@@ -77,7 +78,7 @@ def test_unset_level_is_the_default_stream_and_levels_have_their_own_ids():
 def test_the_ladder_climbs():
     sizes = [RUNGS[level]["num_transactions"] for level in sorted(RUNGS)]
     assert sizes == sorted(sizes) and sizes[0] == 4 and sizes[-1] > AuBasConfig().num_transactions
-    assert RUNGS[1]["fault_codes"] == [GST_MISCALCULATED]
+    assert RUNGS[1]["fault_codes"] == [GST_ON_GST_FREE] and GST_MISCALCULATED in RUNGS[2]["fault_codes"]
     assert RUNGS[max(RUNGS)]["fault_rate"] > AuBasConfig().fault_rate
 
 

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from us_sut_reconciliation_v1 import baselines, grading, prompt, rules
 from us_sut_reconciliation_v1.ledger import PURCHASE, SALE
 from us_sut_reconciliation_v1.levels import RUNGS
-from us_sut_reconciliation_v1.rules import FAULT_CODES, FIGURES, TAX_MISCALCULATED
+from us_sut_reconciliation_v1.rules import FAULT_CODES, FIGURES, TAX_ON_EXEMPT_ITEM
 from us_sut_reconciliation_v1.taskset import UsSutConfig, UsSutTask, make_task_data
 
 
@@ -51,7 +51,7 @@ def test_rung_one_asks_the_sales_tax_of_five_round_home_sales_and_grades_only_it
         for codes in make_task_data(UsSutConfig(level=1), idx).faults.values()
         for code in codes
     }
-    assert codes == {TAX_MISCALCULATED}
+    assert codes == {TAX_ON_EXEMPT_ITEM}
     assert all(make_task_data(UsSutConfig(level=1), idx).faults for idx in range(30))  # never clean
     extra = reply({**task.data.figures, "use_tax_due": 123}, task.data.faults)  # not asked: ignored
     assert score_reply(task, extra).reward == pytest.approx(1.0)

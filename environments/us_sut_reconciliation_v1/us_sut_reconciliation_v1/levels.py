@@ -26,7 +26,7 @@ RUNGS = {
     1: {
         "num_rows": 5,
         "fault_rate": 0.2,
-        "fault_codes": [TAX_MISCALCULATED],
+        "fault_codes": [TAX_ON_EXEMPT_ITEM],
         "figures": ["sales_tax_due"],
         "row_mix": "round_home_sales",
         "prompt_style": "focused",
@@ -35,7 +35,7 @@ RUNGS = {
     2: {
         "num_rows": 8,
         "fault_rate": 0.25,
-        "fault_codes": [TAX_MISCALCULATED, NEXUS_MISALLOCATION],
+        "fault_codes": [TAX_ON_EXEMPT_ITEM, TAX_MISCALCULATED],
         "figures": ["gross_sales", "sales_tax_due"],
         "row_mix": "taxable_sales",
         "prompt_style": "focused",

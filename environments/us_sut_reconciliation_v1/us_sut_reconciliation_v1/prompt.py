@@ -149,9 +149,8 @@ figures that are exact to the cent (with two graded figures asked and one of the
 _WORKING = """HOW TO WORK
 Before the answer block, work through the ledger in plain text, one line per row: the row's \
 transaction_id, its type and category, whether it is exempt, its correct tax (gross_amount x the \
-combined rate of the ZIP that applies / 100, to the cent: a gross_amount of 300.00 at a combined rate of \
-8.250% has a tax of 300.00 x 8.25 / 100 = 24.75), whether the recorded tax_collected_or_paid equals it, \
-and the fault codes that hold. Then add up each figure from those lines."""
+combined rate of the ZIP that applies, read from RATES, / 100, to the cent; 0.00 on an exempt sale), \
+whether the recorded tax_collected_or_paid equals it, and the fault codes that hold. Then add up each figure from those lines."""
 WORK_FIRST = "Go through the rows one at a time in plain text, then finish with the <answer> block."
 """The closing line of a focused task's user prompt."""
 
