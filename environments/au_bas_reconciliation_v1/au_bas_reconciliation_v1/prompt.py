@@ -131,7 +131,12 @@ Before the answer block, work through the ledger in plain text, one line per row
 type and category, its correct GST (for a taxable row, amount / 11 to the cent: an amount of 143.00 has a \
 correct GST of 143.00 / 11 = 13.00), whether the recorded gst equals it, and the fault codes that hold. \
 Then add up each label from those lines."""
-WORK_FIRST = "Go through the rows one at a time in plain text, then finish with the <answer> block."
+WORK_FIRST = (
+    "First write one line per row, in this form:\n"
+    "<txn_id>: <category> is <taxable, GST-free or input-taxed>; correct GST <amount>; recorded gst <gst>; "
+    "<the fault codes that hold, or no fault>\n"
+    "Then add up the labels from those lines, and finish with the <answer> block."
+)
 """The closing line of a focused task's user prompt."""
 
 

@@ -151,7 +151,12 @@ Before the answer block, work through the ledger in plain text, one line per row
 transaction_id, its type and category, whether it is exempt, its correct tax (gross_amount x the \
 combined rate of the ZIP that applies, read from RATES, / 100, to the cent; 0.00 on an exempt sale), \
 whether the recorded tax_collected_or_paid equals it, and the fault codes that hold. Then add up each figure from those lines."""
-WORK_FIRST = "Go through the rows one at a time in plain text, then finish with the <answer> block."
+WORK_FIRST = (
+    "First write one line per row, in this form:\n"
+    "<transaction_id>: <category> is <exempt or taxable>; correct tax <amount>; recorded tax "
+    "<tax_collected_or_paid>; <the fault codes that hold, or no fault>\n"
+    "Then add up the figures from those lines, and finish with the <answer> block."
+)
 """The closing line of a focused task's user prompt."""
 
 
