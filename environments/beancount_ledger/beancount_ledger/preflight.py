@@ -175,22 +175,27 @@ def verify(manifest: Path) -> dict[str, str]:
 
     records = release.read_manifest(manifest, keys.read_secret())
     selectors = sorted(records)
-    config = resolve_env_config(
-        {"taskset": {"id": "beancount-ledger", "selectors": selectors, "manifest": str(manifest)}}
-    )
+    # One taskset serves one tool surface (rung 1's, or the six tools): one door per surface.
+    groups: dict[str, list[str]] = {}
+    for selector in selectors:
+        groups.setdefault(ladder.prompt_surface(selector), []).append(selector)
     problems = {s: "not served" for s in selectors}
     with _progress() as bar:
         task = bar.add_task("phase 2: serving door", total=len(selectors))
-        try:
-            for served in load_environment(config).taskset:
-                selector = served.data.id
-                if release.task_digest(served.data) == records[selector]["digest"]:
-                    problems.pop(selector, None)
-                else:
-                    problems[selector] = "digest differs from the record"
-                bar.advance(task)
-        except keys.Refused as refusal:
-            problems = {s: f"refused: {refusal}" for s in problems}
+        for group in groups.values():
+            config = resolve_env_config(
+                {"taskset": {"id": "beancount-ledger", "selectors": group, "manifest": str(manifest)}}
+            )
+            try:
+                for served in load_environment(config).taskset:
+                    selector = served.data.id
+                    if release.task_digest(served.data) == records[selector]["digest"]:
+                        problems.pop(selector, None)
+                    else:
+                        problems[selector] = "digest differs from the record"
+                    bar.advance(task)
+            except keys.Refused as refusal:
+                problems.update({s: f"refused: {refusal}" for s in group if s in problems})
     return problems
 
 

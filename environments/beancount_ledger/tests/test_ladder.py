@@ -147,7 +147,7 @@ def test_a_levelled_release_through_both_phases_of_the_preflight(no_operator, mo
     assert body["records"]["eval:0:level4"]["level"] == 4
 
 
-def test_rung_one_is_served_its_own_prompt_and_tools():
+def test_rung_one_is_served_its_own_prompt_and_tools(dev_worlds):
     """Rung 1: the append surface and its prompt; every other world the six tools and the common
     prompt; one server serves one surface, so mixing rung 1 with other worlds fails at load."""
     one, w = make_task_data("dev:0:level1"), keys.resolve("dev:0:level1")
