@@ -69,42 +69,46 @@ following policy.md exactly. Check it with run_beancount, then call submit.
 
 {_episode_rules("write_ledger")}"""
 
-APPEND_SYSTEM_PROMPT = f"""{OPENING} This month exactly one line of \
-the bank statement is booked wrongly in the ledger: missing from it, booked at the wrong amount, booked twice, \
-booked to the wrong account, or booked again although the prior period already holds it. Find that line and \
-correct it, following policy.md exactly.
+APPEND_SYSTEM_PROMPT = f"""{OPENING} This month exactly one line of the bank statement is booked wrongly in \
+the ledger: missing from it, booked at the wrong amount, booked twice, booked to the wrong account, or booked again \
+although the prior period already holds it. Find that line and correct it, following policy.md exactly.
 
-The workspace files, each read with read_file by its name:
+The workspace files (read_file returns each by its name; the user message quotes the first four as given):
 - ledger.beancount: the books (the file the score reads);
 - bank_statement.csv: the bank's lines, each with a `ref`, a date and an amount;
-- policy.md: how a correction must be recorded, and how the score is computed;
 - archive_prior_period.csv: the prior month's invoices, bills and cheques, and their status;
+- policy.md: how a correction must be recorded, and how the score is computed;
 - accounts.csv: the only accounts you may use; customers.csv and vendors.csv: who pays and who is paid;
 - manifest.md: this list, with sizes.
 
 How to work:
-1. Read ledger.beancount, bank_statement.csv, policy.md and archive_prior_period.csv.
-2. For each statement line, find the ledger entries carrying `bank_ref: "<that line's ref>"` and compare them \
-with the line (date, amount, accounts). Think it through in writing before you call a tool.
-3. Add one correcting transaction with append_ledger. Its text is only the new transaction, in this shape \
-(every <...> is yours to fill in):
-<date of the statement line> * "<what it corrects>"
-  bank_ref: "<ref of the statement line>"
-  <first account>   <amount> AUD
-  <second account>  <the same amount, sign reversed> AUD
-Its postings are exactly the difference between what was booked and what should have been booked, and sum \
-to zero. append_ledger adds it at the end of the ledger; write_ledger would replace the whole ledger instead.
-4. Check with run_beancount if you like, then call submit.
+1. For each statement line, find the ledger entries carrying `bank_ref: "<that line's ref>"` and compare them \
+with the line (date, amount, accounts). Write your comparison out before you call a tool.
+2. Add one correcting transaction with append_ledger. Its text is only the new transaction, written like the \
+ledger's own entries: a first line with the statement line's date, `*` and a quoted narration; a metadata line \
+`bank_ref: "..."` with the statement line's ref; then its postings, one account and amount in AUD per line. Its \
+postings are exactly the difference between what was booked and what should have been booked, and sum to zero. \
+append_ledger adds it at the end of the ledger; write_ledger would replace the whole ledger instead.
+3. Check with run_beancount if you like, then call submit.
 
 Tools: read_file, append_ledger, write_ledger, run_beancount, submit.
 
 {_episode_rules("write_ledger or append_ledger")}"""
 
 USER_PROMPT = "Reconcile the books of {company} for {month} and deliver the corrected ledger."
+QUOTED = ("ledger.beancount", "bank_statement.csv", "archive_prior_period.csv", "policy.md")
+"""The files rung 1's user message quotes, as given."""
 APPEND_USER_PROMPT = (
     "Reconcile the books of {company} for {month}: find the one bank statement line booked wrongly and "
-    "append its correcting transaction to ledger.beancount."
+    "append its correcting transaction to ledger.beancount with append_ledger. The files as given:\n\n{files}"
 )
+
+
+def quoted_files(files: dict[str, str]) -> str:
+    """The files of `QUOTED`, each under a line naming it, as rung 1's user message quotes them."""
+    return "\n".join(f"===== {name} =====\n{files[name].rstrip(chr(10))}\n" for name in QUOTED)
+
+
 PROMPTS = {"full": (SYSTEM_PROMPT, USER_PROMPT), "append": (APPEND_SYSTEM_PROMPT, APPEND_USER_PROMPT)}
 """(system prompt, user prompt template) by tool surface (`tools.SURFACES`)."""
 

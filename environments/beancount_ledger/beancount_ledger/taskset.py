@@ -208,7 +208,9 @@ def data_of(selector: str, w: world.World) -> LedgerData:
         public_id=public_id(projected.files),
         name=f"{w.company} {w.start:%Y-%m}",
         system_prompt=system,
-        prompt=user.format(company=w.company, month=f"{w.start:%B %Y}"),
+        prompt=user.format(
+            company=w.company, month=f"{w.start:%B %Y}", files=contract.quoted_files(projected.files)
+        ),
         files=projected.files,
         balances=projected.balances,
         fixes=projected.fixes,

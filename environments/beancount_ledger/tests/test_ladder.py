@@ -152,7 +152,12 @@ def test_rung_one_is_served_its_own_prompt_and_tools(dev_worlds):
     prompt; one server serves one surface, so mixing rung 1 with other worlds fails at load."""
     one, w = make_task_data("dev:0:level1"), keys.resolve("dev:0:level1")
     assert one.system_prompt == contract.APPEND_SYSTEM_PROMPT
-    assert one.prompt == contract.APPEND_USER_PROMPT.format(company=w.company, month=f"{w.start:%B %Y}")
+    files = contract.quoted_files(one.files)
+    assert one.prompt == contract.APPEND_USER_PROMPT.format(
+        company=w.company, month=f"{w.start:%B %Y}", files=files
+    )
+    # The quoted files are the files as given, whole.
+    assert all(f"===== {name} =====\n{one.files[name]}" in one.prompt for name in contract.QUOTED)
     for selector in ("dev:0", "dev:0:level2", "dev:0:level3", "dev:0:level4", "bank_recon_001"):
         assert make_task_data(selector).system_prompt == contract.SYSTEM_PROMPT, selector
     # Every rule the common prompt states, the rung-1 prompt states too.
