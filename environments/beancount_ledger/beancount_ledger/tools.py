@@ -428,9 +428,10 @@ class LedgerToolset(vf.Toolset[LedgerToolsConfig, LedgerState]):
             )
         return self._accept("write_ledger", text)
 
-    def _accept(self, tool: str, text: str) -> str:
+    def _accept(self, tool: str, text: str, note: str = "") -> str:
         """Make `text` the rollout's ledger if it loads as the scorer would load it; else say why
-        not and keep the ledger as it was (a refused write never replaces one that loaded)."""
+        not (with `note` after the errors) and keep the ledger as it was (a refused write never
+        replaces one that loaded)."""
         checked = self._lane().check(text)
         if checked.declined:
             return self._reply(tool, f"{_describe(checked)} (not written)")
@@ -446,7 +447,7 @@ class LedgerToolset(vf.Toolset[LedgerToolsConfig, LedgerState]):
             return self._reply(
                 tool,
                 f"not written: beancount reports {checked.error_count} error(s), and a ledger that does "
-                f"not load would score 0; {self._kept()}. Fix these and write again:\n{shown}{more}",
+                f"not load would score 0; {self._kept()}. Fix these and write again:\n{shown}{more}{note}",
             )
         # One assignment replaces the served and the scored ledger alike (they are one field).
         state = self.state
@@ -486,7 +487,9 @@ class LedgerToolset(vf.Toolset[LedgerToolsConfig, LedgerState]):
                 "append_ledger",
                 f"error: the ledger would be over the {LEDGER_ENVELOPE}-byte envelope; not written",
             )
-        return self._accept("append_ledger", whole)
+        first = whole.count("\n") - text.count("\n")  # the line of `whole` where `text` starts
+        note = f"\n(<string>:N is line N of the whole ledger; the text you appended starts at line {first})"
+        return self._accept("append_ledger", whole, note)
 
     @vf.tool
     @_guarded
