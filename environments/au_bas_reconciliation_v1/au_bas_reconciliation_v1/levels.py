@@ -1,8 +1,12 @@
 """The difficulty ladder: what each ``level`` of the taskset sets (`piv_core.ladder`).
 
-Rung 1 is four rows whose only possible planted fault is a miscalculated GST, and asks for G1
-and 1A alone. Each rung above adds rows and fault codes and asks for more labels; rung 4 is the
-default configuration, and rungs 5 and 6 are longer ledgers at higher fault rates.
+Rungs 1 and 2 are sales-only ledgers under a focused prompt (only the rung's fault codes and
+labels, working row by row before the answer, an answer example of placeholders). Rung 1 is four
+sales priced at 11 times a whole number of dollars, whose one possible fault is GST charged on a
+GST-free or input-taxed sale, and asks for 1A alone; rung 2 is six taxable sales at any price
+whose GST can also be miscalculated, and asks for G1 and 1A. Rung 3 is the first under the full
+prompt; rung 4 is the default configuration, and rungs 5 and 6 are longer ledgers at higher
+fault rates. Every rung sets every knob the ladder uses, so a level is always the same task.
 """
 
 from __future__ import annotations

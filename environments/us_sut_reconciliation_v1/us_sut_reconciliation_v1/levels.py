@@ -1,8 +1,13 @@
 """The difficulty ladder: what each ``level`` of the taskset sets (`piv_core.ladder`).
 
-Rung 1 is five rows whose only possible planted fault is a miscalculated sales tax, and asks
-for gross_sales and sales_tax_due alone. Each rung above adds rows, fault codes and figures;
-rung 4 is the default configuration, and rungs 5 and 6 are longer ledgers at higher fault rates.
+Rungs 1 and 2 are sales-only ledgers under a focused prompt (only the rung's fault codes and
+figures, working row by row before the answer, an answer example of placeholders). Rung 1 is
+five sales delivered to the business ZIP at whole hundreds of dollars, whose one possible fault
+is tax charged on an exempt sale, and asks for sales_tax_due alone; rung 2 is eight taxable sales
+at any price to any ZIP whose tax can also be miscalculated, and asks for gross_sales and
+sales_tax_due. Rung 3 is the first under the full prompt; rung 4 is the default configuration,
+and rungs 5 and 6 are longer ledgers at higher fault rates. Every rung sets every knob the ladder
+uses, so a level is always the same task.
 """
 
 from __future__ import annotations
