@@ -90,7 +90,8 @@ def test_partial_credit_pays_the_share_of_graded_figures_right_and_is_off_by_def
     assert partial.figures_correct == partial.figure_accuracy == 0.5
     assert SCHEME.grade(answer_text(FIGURES, FAULTS), FIGURES, FAULTS, partial=True).figures_correct == 1.0
     assert SCHEME.grade(None, FIGURES, FAULTS, partial=True) == UNPARSED
-    assert SCHEME.metrics(one_wrong, FIGURES, FAULTS, partial=True) == SCHEME.metrics(one_wrong, FIGURES, FAULTS)
+    credited = SCHEME.metrics(one_wrong, FIGURES, FAULTS, partial=True)
+    assert credited == SCHEME.metrics(one_wrong, FIGURES, FAULTS)
 
 
 def test_metric_keys_are_lower_case_words():
