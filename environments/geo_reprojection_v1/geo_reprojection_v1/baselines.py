@@ -35,7 +35,7 @@ from pyproj.transformer import TransformerGroup
 
 from geo_reprojection_v1.grading import error
 from geo_reprojection_v1.problem import BEARING, DISTANCE, INVERSE, REPROJECT, Problem
-from geo_reprojection_v1.prompt import part_texts, read_problem
+from geo_reprojection_v1.prompt import part_texts, read_problem, stated_halflife
 
 MEAN_RADIUS_M = 6371008.8
 """The IUGG mean Earth radius, the sphere of the `spherical` baseline."""
@@ -180,17 +180,23 @@ def _offset(
     return ((right[0] + sign * min(distance, 180.0)) % 360.0,)
 
 
-def _wrong(part: str, right: tuple[float, ...], rng: random.Random) -> tuple[float, ...]:
+def _wrong(
+    part: str, right: tuple[float, ...], rng: random.Random, halflife: float | None = None
+) -> tuple[float, ...]:
     """A realistic wrong answer to the part: one of `_mistakes` or an offset of 2-10 tolerances,
-    drawn at random among those that miss the stated tolerance."""
+    drawn at random among those that miss the stated tolerance. Under graded scoring (`halflife`
+    the prompt states) a miss is counted in half-lives: an offset of 2-10 of them, and a mistake
+    only where it misses by more than two, so a wrong part scores at most 0.2 at any half-life."""
     problem, tolerance = read_problem(part)
-    off = _offset(problem, right, tolerance * (2 + 8 * rng.random()), rng)
+    unit = tolerance if halflife is None else tolerance * halflife
+    miss = tolerance if halflife is None else 2.0 * unit
+    off = _offset(problem, right, unit * (2 + 8 * rng.random()), rng)
     candidates = [*_mistakes(part, problem, right), off]
     rng.shuffle(candidates)
     for candidate in candidates:
-        if error(problem.family, candidate, right) > tolerance:
+        if error(problem.family, candidate, right) > miss:
             return candidate
-    return _offset(problem, right, tolerance * 100, rng)
+    return _offset(problem, right, unit * 100, rng)
 
 
 def noisy(conversation: Conversation, p: float, rng: random.Random) -> str:
@@ -199,9 +205,10 @@ def noisy(conversation: Conversation, p: float, rng: random.Random) -> str:
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"p must be between 0 and 1, got {p}")
     values: list[float] = []
+    halflife = stated_halflife(conversation.user_text)
     for part in part_texts(conversation.user_text):
         right = _solve_part(part)
-        values += _wrong(part, right, rng) if rng.random() < p else right
+        values += _wrong(part, right, rng, halflife) if rng.random() < p else right
     return ORACLE_NOTE + _reply(tuple(values))
 
 

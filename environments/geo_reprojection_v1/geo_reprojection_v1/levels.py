@@ -25,8 +25,11 @@ RUNGS = {
         "families": [REPROJECT],
         "grids": ["webmerc"],
         "tolerance_scale": 1000.0,
-        "parts_per_task": 4,
+        "parts_per_task": 1,
         "scoring": "fraction",
+        "guide": True,
+        "graded": True,
+        "graded_halflife": 500.0,
     },
     2: {
         "families": [REPROJECT, INVERSE],
@@ -34,6 +37,9 @@ RUNGS = {
         "tolerance_scale": 100.0,
         "parts_per_task": 4,
         "scoring": "fraction",
+        "guide": True,
+        "graded": True,
+        "graded_halflife": 1000.0,
     },
     3: {
         "families": [REPROJECT, INVERSE, DISTANCE, BEARING],

@@ -8,10 +8,17 @@ tolerance from the text the model sees, which is what the oracle policy and `val
 work from. A task of several parts (`task_prompt`) prefixes a header with the count of parts
 and numbers and the scoring statement, then each part's `user_prompt` under ``Part <n>``;
 `read_problems` reads them back part by part.
+
+With ``guide`` on (the low rungs of the ladder) a task also says how to answer: work in plain
+text first, then one block for the whole question, its numbers named in order; it states the
+scoring even for one part, and every Web Mercator part carries the grid's closed-form spherical
+formula (`formula_line`), which agrees with PROJ to well under a millimetre (`formula_answer`).
+The system prompt then shows the block without example figures (`system_prompt`).
 """
 
 from __future__ import annotations
 
+import math
 import re
 
 from geo_reprojection_v1.grids import BY_EPSG, GRIDS, Grid
@@ -47,6 +54,20 @@ requested order, separated by a comma or a space, for example <answer>512345.678
 and the answer is rejected.
 - The block must hold exactly as many numbers as the question asks for, or it is rejected.
 - Only the last <answer> block of your reply is read; text outside it is ignored."""
+
+_EXAMPLE = ", for example <answer>512345.678, 6123456.789</answer>."
+_LAST_RULE = "- Only the last <answer> block of your reply is read; text outside it is ignored."
+GUIDED_SYSTEM_PROMPT = SYSTEM_PROMPT.replace(_EXAMPLE, ".").replace(
+    _LAST_RULE,
+    f"{_LAST_RULE}\n- Work the answer out step by step in plain text before the block; that text is not graded.",
+)
+"""The system prompt of a guided task: the same rules, with no example figures that could be copied."""
+assert GUIDED_SYSTEM_PROMPT != SYSTEM_PROMPT
+
+
+def system_prompt(guide: bool = False) -> str:
+    return GUIDED_SYSTEM_PROMPT if guide else SYSTEM_PROMPT
+
 
 WGS84 = "WGS 84 (EPSG:4326), longitude and latitude in decimal degrees"
 
@@ -90,16 +111,70 @@ def datum_line(grid: Grid) -> str:
     )
 
 
-def user_prompt(problem: Problem, tolerance: float) -> str:
+SPHERE_M = 6378137.0
+"""The radius of the Web Mercator sphere: the WGS 84 semi-major axis."""
+PER_DEGREE_M = 111319.490793
+"""``SPHERE_M * pi / 180`` to the micrometre as the formula prints it: metres of easting per degree."""
+STRETCH_DECIMALS = 10
+"""Decimals of the printed ln(tan(45° + latitude / 2)): 10 put the northing within a millimetre."""
+FORMULA_GRIDS = ("webmerc",)
+"""The grids with a closed-form formula a guided prompt states."""
+_SPHERE = "Web Mercator is the Mercator projection of a sphere of radius R = 6378137 m"
+
+
+def stretch(latitude: float) -> float:
+    """ln(tan(45° + latitude / 2)), the northing in units of R, rounded as the prompt prints it."""
+    return round(math.log(math.tan(math.radians(45.0 + latitude / 2.0))), STRETCH_DECIMALS)
+
+
+def formula_line(problem: Problem) -> str | None:
+    """The formula a guided prompt states for the part, or None when its grid has none.
+
+    For a forward projection it also states this point's value of ln(tan(45° + latitude / 2)),
+    so what is left to work is two multiplications; an inverse is left to work in full."""
+    if problem.grid not in FORMULA_GRIDS:
+        return None
+    if problem.family == REPROJECT:
+        value = f"{stretch(problem.inputs[1]):.{STRETCH_DECIMALS}f}"
+        return (
+            f"Formula: {_SPHERE}. Work in degrees, with no conversion to radians: easting = "
+            f"{PER_DEGREE_M} × longitude, and northing = 6378137 × ln(tan(45° + latitude / 2)), where for "
+            f"this point's latitude ln(tan(45° + latitude / 2)) = {value}. A western longitude gives a "
+            "negative easting and a southern latitude a negative northing."
+        )
+    if problem.family == INVERSE:
+        return (
+            f"Formula: {_SPHERE}. Work in degrees throughout: (1) longitude = easting / {PER_DEGREE_M}; "
+            "(2) t = exp(northing / 6378137), e to that power; (3) latitude = 2 × atan(t) − 90, where atan "
+            "gives an angle in degrees. A negative easting gives a western longitude and a negative "
+            "northing a southern latitude."
+        )
+    return None
+
+
+def formula_answer(problem: Problem) -> tuple[float, float]:
+    """The answer the stated formula gives, worked from the numbers the prompt prints."""
+    first, second = problem.inputs
+    if problem.family == REPROJECT:
+        return PER_DEGREE_M * first, SPHERE_M * stretch(second)
+    if problem.family == INVERSE:
+        return first / PER_DEGREE_M, math.degrees(2.0 * math.atan(math.exp(second / SPHERE_M))) - 90.0
+    raise ValueError(f"no formula for a {problem.family} part")
+
+
+def user_prompt(problem: Problem, tolerance: float, guide: bool = False) -> str:
+    """One part's text; `guide` adds the grid's formula where it has one (`formula_line`)."""
     family, grid_name, inputs = problem
     grid, tol = GRIDS[grid_name], _tolerance(tolerance)
     lines = [f"Task: {HEADLINES[family]}"]
+    formula = [line] if guide and (line := formula_line(problem)) else []
     if family == REPROJECT:
         lon, lat = inputs
         lines += [
             f"From: {WGS84}",
             f"To: {_grid_line(grid)}",
             datum_line(grid),
+            *formula,
             f"Point: longitude {degrees(lon)}, latitude {degrees(lat)}",
             "Answer: two numbers, the easting then the northing, in metres.",
             f"Tolerance: within {tol} m of the reference point, measured as the straight-line distance "
@@ -111,6 +186,7 @@ def user_prompt(problem: Problem, tolerance: float) -> str:
             f"From: {_grid_line(grid)}",
             f"To: {WGS84}",
             datum_line(grid),
+            *formula,
             f"Point: easting {metres(easting)}, northing {metres(northing)}",
             "Answer: two numbers, the longitude then the latitude, in decimal degrees.",
             f"Tolerance: within {tol} m of the reference point, measured as the geodesic distance on the "
@@ -177,7 +253,17 @@ _SCORING = re.compile(r"^Scoring: .*$", re.MULTILINE)
 
 
 def scoring_line(count: int, scoring: Scoring, graded: bool = False, halflife: float = 1.0) -> str:
-    """How a task of `count` parts is rewarded, as its prompt states it."""
+    """How a task of `count` parts is rewarded, as its prompt states it (a one-part task states it
+    only when guided)."""
+    if count == 1:
+        if graded:
+            rule = (
+                f"your reward is 1 / (1 + (e / ({_tolerance(halflife)} * t))^2), where e is your answer's "
+                "error and t the tolerance"
+            )
+        else:
+            rule = "your reward is 1 when your answer is within the tolerance and 0 otherwise"
+        return f"Scoring: {rule}. An answer block with the wrong count of numbers scores 0."
     if graded:
         each = (
             f"each part scores 1 / (1 + (e / ({_tolerance(halflife)} * t))^2), where e is the part's error "
@@ -195,21 +281,66 @@ def scoring_line(count: int, scoring: Scoring, graded: bool = False, halflife: f
     )
 
 
+ANSWER_NAMES = {
+    REPROJECT: ("easting", "northing"),
+    INVERSE: ("longitude", "latitude"),
+    DISTANCE: ("distance",),
+    BEARING: ("azimuth",),
+}
+"""What each number of a family's answer is, in answer order."""
+GUIDE_OPENING = "How to answer: "
+
+
+def guide_line(problems: list[Problem]) -> str:
+    """How to answer, for a guided task: working first, then the one block as its last line, with a
+    capitalised name in place of each number (no figures to copy)."""
+    if len(problems) == 1:
+        names = [name.upper() for name in ANSWER_NAMES[problems[0].family]]
+        where = " and ".join(f"your {name.lower()} in place of {name}" for name in names)
+        rest = ""
+    else:
+        names = [f"{name.upper()}{i}" for i, p in enumerate(problems, 1) for name in ANSWER_NAMES[p.family]]
+        first = ANSWER_NAMES[problems[0].family][0]
+        where = f"part 1's {first} in place of {first.upper()}1, and so on for every part"
+        rest = " Write one block for the whole question, not one per part: only the last block is read."
+    return (
+        f"{GUIDE_OPENING}first work it out step by step in plain text, writing down every intermediate "
+        f"number. Then finish your reply with the line below, putting {where} (plain numbers, no digit "
+        f"grouping).{rest}\n<answer>{', '.join(names)}</answer>"
+    )
+
+
+def guided(text: str) -> bool:
+    """Whether a user prompt is guided (says how to answer)."""
+    return any(line.startswith(GUIDE_OPENING) for line in text.splitlines())
+
+
 def task_prompt(
-    parts: list[tuple[Problem, float]], scoring: Scoring, graded: bool = False, halflife: float = 1.0
+    parts: list[tuple[Problem, float]],
+    scoring: Scoring,
+    graded: bool = False,
+    halflife: float = 1.0,
+    guide: bool = False,
 ) -> str:
-    """The user prompt of a task: `user_prompt` for one part; for several, a header and each part."""
+    """The user prompt of a task: `user_prompt` for one part; for several, a header and each part.
+
+    `guide`: the prompt ends with how to answer (`guide_line`), a one-part task states its
+    scoring too (after the part), and Web Mercator parts state their formula."""
+    problems = [problem for problem, _ in parts]
+    scored = scoring_line(len(parts), scoring, graded, halflife)
     if len(parts) == 1:
-        return user_prompt(*parts[0])
-    numbers = sum(ARITY[problem.family] for problem, _ in parts)
+        body = user_prompt(*parts[0], guide)
+        return f"{body}\n{scored}\n\n{guide_line(problems)}" if guide else body
+    numbers = sum(ARITY[problem.family] for problem in problems)
     blocks = [
         f"This question has {len(parts)} parts. Answer all of them in one <answer> block: the numbers of "
-        f"part 1, then those of part 2, and so on, {numbers} numbers in all.\n"
-        + scoring_line(len(parts), scoring, graded, halflife)
+        f"part 1, then those of part 2, and so on, {numbers} numbers in all.\n{scored}"
     ]
     blocks += [
-        f"Part {i}\n{user_prompt(problem, tolerance)}" for i, (problem, tolerance) in enumerate(parts, 1)
+        f"Part {i}\n{user_prompt(problem, tolerance, guide)}" for i, (problem, tolerance) in enumerate(parts, 1)
     ]
+    if guide:
+        blocks.append(guide_line(problems))
     return "\n\n".join(blocks)
 
 
@@ -231,6 +362,16 @@ def stated_scoring(text: str) -> str | None:
     """The prompt's scoring statement, or None when it has none (a one-part prompt)."""
     found = _SCORING.search(text)
     return found.group(0) if found else None
+
+
+_HALFLIFE = re.compile(r"^Scoring: .*? 1 / \(1 \+ \(e / \((\S+) \* t\)\)\^2\)", re.MULTILINE)
+
+
+def stated_halflife(text: str) -> float | None:
+    """The graded half-life (in tolerances) the prompt's scoring statement names, or None when the
+    prompt states no graded scoring."""
+    found = _HALFLIFE.search(text)
+    return float(found.group(1)) if found else None
 
 
 def read_problems(text: str) -> list[tuple[Problem, float]]:

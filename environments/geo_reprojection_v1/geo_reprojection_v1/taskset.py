@@ -11,6 +11,8 @@ smooth decay 1 / (1 + (error / (tolerance * halflife))^2); over several parts th
 (``scoring = "fraction"``) or the lowest (``"all"``) part score. Metrics: ``error``,
 ``error_ratio`` (error / tolerance) and ``answered`` (the reply parsed), and per family
 ``has_``, ``pass_`` and ``error_`` (`scoring`). ``level`` picks a rung of `levels.RUNGS`.
+``guide`` (off by default; on at the low rungs) makes the prompt say how to answer and state the
+closed-form formula of a grid that has one (`prompt.task_prompt`).
 """
 
 from __future__ import annotations
@@ -143,18 +145,37 @@ class GeoTask(vf.Task[GeoData, vf.State, GeoTaskConfig]):
         except ValueError:
             return False
         parts = data.parts
+        guided = prompt.guided(data.prompt_text)
         expected_scoring = (
             prompt.scoring_line(len(parts), data.scoring, config.graded, config.graded_halflife)
-            if len(parts) > 1
+            if len(parts) > 1 or guided
             else None
         )
         if (
-            data.system_prompt != prompt.SYSTEM_PROMPT
+            data.system_prompt != prompt.system_prompt(guided)
             or len(stated) != len(parts)
             or prompt.stated_scoring(data.prompt_text) != expected_scoring
+            or (guided and not data.prompt_text.endswith("\n\n" + prompt.guide_line([p.problem for p in parts])))
         ):
             return False
-        return all(_part_valid(part, *told) for part, told in zip(parts, stated, strict=True))
+        texts = prompt.part_texts(data.prompt_text)
+        return all(
+            _part_valid(part, *told) and _formula_valid(part, text, guided)
+            for part, told, text in zip(parts, stated, texts, strict=True)
+        )
+
+
+def _formula_valid(part: GeoPart, text: str, guided: bool) -> bool:
+    """A part states a formula exactly when it is guided and its grid has one; then it is the
+    grid's formula, and what the formula gives is within the part's tolerance of the key."""
+    stated = [line for line in text.splitlines() if line.startswith("Formula: ")]
+    expected = prompt.formula_line(part.problem) if guided else None
+    if stated != ([expected] if expected else []):
+        return False
+    if expected is None:
+        return True
+    worked = prompt.formula_answer(part.problem)
+    return grading.passes(part.family, grading.error(part.family, worked, tuple(part.key)), part.tolerance)
 
 
 def _part_valid(part: GeoPart, stated: Problem, tolerance: float) -> bool:
@@ -208,9 +229,14 @@ class GeoConfig(vf.TasksetConfig):
     """Problems per task, answered in one block; 1 (the default) is the one-problem task."""
     scoring: Scoring = "fraction"
     """With several parts: reward the mean part score (``fraction``) or the lowest (``all``)."""
+    guide: bool = False
+    """Say in the prompt how to answer (plain-text working, then one block whose numbers are named in
+    order), state the scoring even for one part, and give each Web Mercator part its closed-form
+    formula; the system prompt's example then shows no figures. Off: the prompt as it always was."""
     level: Level = None
     """A rung of `levels.RUNGS` (1 easiest): sets families, grids, tolerance_scale,
-    parts_per_task and scoring. Unset: those knobs as given."""
+    parts_per_task, scoring and, where the rung lists them, guide, task.graded and
+    task.graded_halflife. Unset: those knobs as given."""
     seed: Annotated[int, integer()] = DEFAULT_SEED
     """Generator seed; task i depends only on (split, seed, i), the knobs above and the tolerances."""
     split: Split = "train"
@@ -262,7 +288,8 @@ class GeoConfig(vf.TasksetConfig):
                     f"level {self.level} fixes the tolerances through tolerance_scale, but {fixed[0]} "
                     f"was given: leave {fixed[0]} unset, or leave level unset"
                 )
-        apply_level(self, RUNGS)
+        apply_level(self, {n: {k: v for k, v in r.items() if k not in TASK_KNOBS} for n, r in RUNGS.items()})
+        self._task_level()
         for family in FAMILIES:
             cap = grading.sentinel(family)
             if not self.tolerance(family) < cap:
@@ -271,6 +298,21 @@ class GeoConfig(vf.TasksetConfig):
                     f"{self.tolerance(family):g}, not below {cap:g}"
                 )
         return self
+
+    def _task_level(self) -> None:
+        """Fill in the task knobs the rung lists (`TASK_KNOBS`), refusing a given value that differs."""
+        if self.level is None:
+            return
+        wanted = {TASK_KNOBS[k]: v for k, v in RUNGS[self.level].items() if k in TASK_KNOBS}
+        for name, value in wanted.items():
+            given = getattr(self.task, name)
+            if name in self.task.model_fields_set and given != value:
+                raise ValueError(
+                    f"level {self.level} sets task.{name} to {value!r}, but task.{name} was given as "
+                    f"{given!r}: leave task.{name} unset, or leave level unset"
+                )
+        if wanted:
+            object.__setattr__(self, "task", self.task.model_copy(update=wanted))
 
     def tolerance(self, family: str) -> float:
         """The family's pass threshold: its tolerance knob times `tolerance_scale`, to 12 digits."""
@@ -284,6 +326,8 @@ class GeoConfig(vf.TasksetConfig):
 
 
 TOLERANCE_KNOBS = ("position_tolerance_m", "distance_tolerance_m", "bearing_tolerance_deg")
+TASK_KNOBS = {"graded": "graded", "graded_halflife": "graded_halflife"}
+"""Rung keys that set a `GeoTaskConfig` field (rung key -> field) rather than a taskset knob."""
 
 
 def _part(problem: Problem, tolerance: float) -> GeoPart:
@@ -306,11 +350,12 @@ def task_data(
     scoring: Scoring = "fraction",
     task_config: GeoTaskConfig | None = None,
     prefix: str = "geo",
+    guide: bool = False,
 ) -> GeoData:
     """The task for `problem` (or for a list of problems, one part each): prompt, keys and tolerances.
 
-    `task_config` (graded or not) only enters the prompt of a task with several parts, whose
-    scoring statement names it; `prefix` begins the task id.
+    `task_config` (graded or not) only enters the prompt of a task with several parts or a guided
+    one, whose scoring statement names it; `prefix` begins the task id; `guide` as `GeoConfig.guide`.
     """
     problems = problem if isinstance(problem, list) else [problem]
     tolerances = tolerance if isinstance(tolerance, list) else [tolerance]
@@ -319,13 +364,13 @@ def task_data(
     config = task_config or GeoTaskConfig()
     first, *more = [_part(p, t) for p, t in zip(problems, tolerances, strict=True)]
     text = prompt.task_prompt(
-        list(zip(problems, tolerances, strict=True)), scoring, config.graded, config.graded_halflife
+        list(zip(problems, tolerances, strict=True)), scoring, config.graded, config.graded_halflife, guide
     )
     return GeoData(
         idx=idx,
         id=task_id(prefix, split, seed, idx) if idx is not None and seed is not None else None,
         name=", ".join(f"{p.family} {p.grid}" for p in problems),
-        system_prompt=prompt.SYSTEM_PROMPT,
+        system_prompt=prompt.system_prompt(guide),
         prompt=text,
         family=first.family,
         grid=first.grid,
@@ -351,6 +396,7 @@ def make_task_data(config: GeoConfig, idx: int) -> GeoData:
         config.scoring,
         config.task,
         "geo" if config.level is None else f"geo-level{config.level}",
+        config.guide,
     )
 
 

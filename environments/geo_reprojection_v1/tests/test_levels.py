@@ -10,7 +10,7 @@ from geo_reprojection_v1 import baselines, prompt
 from geo_reprojection_v1.grids import GRIDS
 from geo_reprojection_v1.levels import RUNGS
 from geo_reprojection_v1.problem import ARITY, FAMILIES
-from geo_reprojection_v1.taskset import GeoConfig, GeoData, GeoTask, GeoTaskConfig, make_task_data
+from geo_reprojection_v1.taskset import TASK_KNOBS, GeoConfig, GeoData, GeoTask, GeoTaskConfig, make_task_data
 from piv_core.endpoint import Conversation
 from piv_core.ladder import rung_table
 from piv_core.testing import score_reply
@@ -36,9 +36,14 @@ def _tasks(level: int, count: int, seed: int = 3, **task_config: object) -> list
 
 def test_the_ladder_has_four_to_six_rungs_and_each_passes_the_knob_checks():
     assert 4 <= len(RUNGS) <= 6
-    for rung in RUNGS.values():
-        config = GeoConfig(**rung)
-        assert {name: getattr(config, name) for name in rung} == rung
+    for level, rung in RUNGS.items():
+        knobs = {name: value for name, value in rung.items() if name not in TASK_KNOBS}
+        task = {TASK_KNOBS[name]: value for name, value in rung.items() if name in TASK_KNOBS}
+        config = GeoConfig(**knobs, task=GeoTaskConfig(**task))
+        assert {name: getattr(config, name) for name in knobs} == knobs
+        leveled = GeoConfig(level=level)
+        assert {name: getattr(leveled, name) for name in knobs} == knobs
+        assert {name: getattr(leveled.task, name) for name in task} == task
 
 
 def test_rungs_only_ever_widen_the_mix_and_tighten_the_tolerance():
@@ -77,12 +82,15 @@ def test_the_prompt_states_every_part_its_tolerance_and_the_scoring(level):
         assert {part.family for part in parts} <= set(config.families)
         assert {part.grid for part in parts} <= set(config.grids)
         numbers = sum(ARITY[part.family] for part in parts)
-        assert f"{numbers} numbers in all" in data.prompt
-        assert prompt.stated_scoring(data.prompt) == prompt.scoring_line(len(parts), config.scoring)
+        assert len(parts) == 1 or f"{numbers} numbers in all" in data.prompt
+        assert prompt.stated_scoring(data.prompt) == prompt.scoring_line(
+            len(parts), config.scoring, config.task.graded, config.task.graded_halflife
+        )
+        assert prompt.guided(data.prompt) == config.guide
 
 
 def test_a_wrong_part_costs_its_share_under_fraction_and_everything_under_all():
-    for level, expected in ((1, 3 / 4), (5, 0.0)):
+    for level, expected in ((4, 2 / 3), (5, 0.0)):
         for task in _tasks(level, 5):
             values = list(baselines._solve(task.data.prompt))
             values[0] += 1e7
@@ -101,7 +109,9 @@ def test_a_wrong_count_of_numbers_leaves_every_part_unanswered():
 
 
 def test_graded_parts_are_announced_and_averaged():
-    for task in _tasks(1, 5, graded=True, graded_halflife=2.0):
+    knobs = {"families": ["reproject"], "grids": ["webmerc"], "tolerance_scale": 1000.0, "parts_per_task": 4}
+    config = GeoConfig(**knobs, seed=3, task=GeoTaskConfig(graded=True, graded_halflife=2.0))
+    for task in [GeoTask(make_task_data(config, idx), config.task) for idx in range(5)]:
         assert "1 / (1 + (e / (2 * t))^2)" in task.data.prompt and _valid(task)
         values = list(baselines._solve(task.data.prompt))
         values[0] += 2.0 * task.data.tolerance  # part 1 at exactly one halflife: scores 0.5

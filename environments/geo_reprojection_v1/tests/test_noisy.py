@@ -56,7 +56,8 @@ def _mean(tasks: list[GeoTask], p: float) -> tuple[float, float]:
 
 def test_the_mean_reward_falls_with_p(easiest):
     means = [_mean(easiest, p)[0] for p in (0.0, 0.25, 0.5, 0.75, 1.0)]
-    assert means[0] == 1.0 and means[-1] == 0.0
+    # The easiest rung is graded: a wrong part misses by two half-lives or more, so it keeps at most 0.2.
+    assert means[0] == 1.0 and means[-1] < 0.05
     assert all(a > b for a, b in zip(means, means[1:], strict=False)), means
     for p, mean in zip((0.25, 0.5, 0.75), means[1:-1], strict=True):
         assert abs(mean - (1 - p)) < 0.12, (p, mean)

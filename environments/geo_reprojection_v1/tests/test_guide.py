@@ -1,0 +1,165 @@
+"""The guided low rungs: how to answer, the Web Mercator formula, graded scoring, and the floor."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import statistics
+
+import pytest
+from geo_reprojection_v1 import baselines, prompt
+from geo_reprojection_v1.grids import GRIDS
+from geo_reprojection_v1.levels import RUNGS
+from geo_reprojection_v1.problem import INVERSE, REPROJECT, Problem
+from geo_reprojection_v1.reference import solve
+from geo_reprojection_v1.taskset import GeoConfig, GeoData, GeoTask, GeoTaskConfig, make_task_data
+from piv_core.endpoint import Conversation
+from piv_core.testing import score_reply
+from pydantic import ValidationError
+
+GUIDED = [level for level, rung in RUNGS.items() if rung.get("guide")]
+
+
+def _tasks(count: int, **knobs: object) -> list[GeoTask]:
+    config = GeoConfig(**knobs)
+    return [GeoTask(make_task_data(config, idx), config.task) for idx in range(count)]
+
+
+def _valid(task: GeoTask) -> bool:
+    return asyncio.run(task.validate(None))  # type: ignore[arg-type]
+
+
+def _reply(values: list[float]) -> str:
+    return "Working.\n<answer>" + ", ".join(repr(float(v)) for v in values) + "</answer>"
+
+
+def _mean(tasks: list[GeoTask], answer) -> float:
+    return statistics.mean(
+        score_reply(task, _reply([v for part in task.data.parts for v in answer(part)])).reward for task in tasks
+    )
+
+
+def test_the_low_rungs_are_guided_and_graded_and_the_top_is_not():
+    assert GUIDED and GUIDED == list(range(1, len(GUIDED) + 1))
+    top = RUNGS[max(RUNGS)]
+    assert "guide" not in top and "graded" not in top and "graded_halflife" not in top
+    for level in GUIDED:
+        config = GeoConfig(level=level)
+        assert config.guide and config.task.graded and config.task.graded_halflife == RUNGS[level]["graded_halflife"]
+
+
+def test_guide_off_is_the_prompt_as_it_was():
+    for knobs in ({}, {"parts_per_task": 3}, {"level": 5}):
+        data = make_task_data(GeoConfig(**knobs), 2)
+        assert data.system_prompt == prompt.SYSTEM_PROMPT and not prompt.guided(data.prompt)
+        assert "Formula:" not in data.prompt and "How to answer" not in data.prompt
+
+
+@pytest.mark.parametrize("parts", [1, 3])
+def test_a_guided_prompt_says_how_to_answer_and_shows_no_figures(parts):
+    for task in _tasks(10, families=["reproject", "inverse"], grids=["webmerc", "utm33n"], parts_per_task=parts,
+                       guide=True, seed=4):
+        data = task.data
+        assert data.system_prompt == prompt.GUIDED_SYSTEM_PROMPT and "512345" not in data.system_prompt
+        assert "plain text" in data.system_prompt and prompt.guided(data.prompt)
+        last = data.prompt.split("\n\n")[-1]
+        assert last.startswith(prompt.GUIDE_OPENING) and "step by step" in last
+        assert last.splitlines()[-1].startswith("<answer>") and data.prompt.endswith("</answer>")
+        block = last[last.index("<answer>") : last.index("</answer>")]
+        assert not any(ch.isdigit() for ch in block.replace("1", "").replace("2", "").replace("3", ""))
+        assert prompt.stated_scoring(data.prompt) is not None
+        for part, text in zip(data.parts, prompt.part_texts(data.prompt), strict=True):
+            assert ("Formula: " in text) == (part.grid == "webmerc")
+        assert _valid(task), data.id
+
+
+def test_the_stated_formula_agrees_with_proj_to_a_millimetre():
+    worst = 0.0
+    for lon in range(-165, 166, 15):
+        for lat in range(-70, 71, 7):
+            for lon_off, lat_off in ((0.0, 0.0), (0.123456, -0.654321)):
+                point = (lon + lon_off, lat + lat_off)
+                problem = Problem(REPROJECT, "webmerc", point)
+                key = solve(problem)
+                worked = prompt.formula_answer(problem)
+                worst = max(worst, math.hypot(worked[0] - key[0], worked[1] - key[1]))
+                back = Problem(INVERSE, "webmerc", tuple(round(v, 3) for v in key))
+                lon_lat = prompt.formula_answer(back)
+                assert lon_lat == pytest.approx(solve(back), abs=1e-8)
+    assert worst < 1e-3
+
+
+def test_validate_rejects_a_tampered_guide_formula_or_system_prompt():
+    for task in _tasks(4, level=2, seed=5):
+        data = task.data
+        assert _valid(task)
+        formula = prompt.formula_line(Problem(REPROJECT, "webmerc", (1.0, 2.0)))
+        for update in (
+            {"system_prompt": prompt.SYSTEM_PROMPT},
+            {"prompt": data.prompt.replace("step by step", "quickly")},
+            {"prompt": data.prompt.replace(prompt.GUIDE_OPENING, "Answer: ")},
+            {"prompt": data.prompt.replace("6378137 × ln", "6371000 × ln")},
+            {"prompt": data.prompt.replace("(45° + latitude / 2)) = ", "(45° + latitude / 2)) = 1")},
+            {"prompt": data.prompt.replace("EASTING1, NORTHING1", "NORTHING1, EASTING1")},
+            {"prompt": data.prompt.replace("Datum shift: none;", f"{formula}\nDatum shift: none;", 1)},
+        ):
+            if update.get("prompt") == data.prompt:
+                continue
+            assert not _valid(GeoTask(data.model_copy(update=update), task.config)), update
+
+
+def test_a_level_that_sets_the_task_knobs_refuses_other_values_naming_them():
+    halflife = RUNGS[1]["graded_halflife"]
+    with pytest.raises(ValidationError, match="task.graded"):
+        GeoConfig(level=1, task=GeoTaskConfig(graded=False))
+    with pytest.raises(ValidationError, match="task.graded_halflife"):
+        GeoConfig(level=1, task=GeoTaskConfig(graded_halflife=halflife + 1))
+    with pytest.raises(ValidationError, match="guide"):
+        GeoConfig(level=1, guide=False)
+    same = GeoConfig(level=1, guide=True, task=GeoTaskConfig(graded=True, graded_halflife=halflife))
+    assert same.task == GeoConfig(level=1).task
+    again = GeoConfig.model_validate(GeoConfig(level=1).model_dump())
+    assert again.task == GeoConfig(level=1).task and again.guide
+    # A rung that does not list the task knobs leaves them as given.
+    assert GeoConfig(level=5, task=GeoTaskConfig(graded=True)).task.graded
+
+
+@pytest.fixture(scope="module")
+def easiest() -> list[GeoTask]:
+    return _tasks(200, level=1, seed=11)
+
+
+def test_at_the_easiest_rung_no_degenerate_answer_earns_more_than_a_rough_honest_one(easiest):
+    def rough(part, error):
+        lon, lat = part.inputs
+        return prompt.formula_answer(Problem(REPROJECT, part.grid, (lon, lat)))[0] * (1 + error), part.key[1] * (
+            1 + error
+        )
+
+    degenerate = {
+        "zero": lambda part: (0.0, 0.0),
+        "echo": lambda part: tuple(part.inputs),
+        "example": lambda part: (512345.678, 6123456.789),
+        "swapped": lambda part: (part.key[1], part.key[0]),
+        "lat_lon_swapped": lambda part: tuple(reversed(part.inputs)),
+    }
+    floor = {name: _mean(easiest, answer) for name, answer in degenerate.items()}
+    honest = {error: _mean(easiest, lambda part, e=error: rough(part, e)) for error in (0.01, 0.05, 0.1)}
+    assert max(floor.values()) < 0.05, floor
+    assert honest[0.01] > 0.8 and honest[0.05] > 0.4 and honest[0.1] > 0.15, honest
+    assert min(honest.values()) > 3 * max(floor.values()), (honest, floor)
+
+
+def test_graded_rungs_score_the_oracle_one_and_noisy_wrong_parts_at_most_a_fifth():
+    import random
+
+    for level in GUIDED:
+        for task in _tasks(20, level=level, seed=6):
+            data: GeoData = task.data
+            conversation = Conversation(
+                [{"role": "system", "content": data.system_prompt}, {"role": "user", "content": data.prompt}], []
+            )
+            assert score_reply(task, baselines.oracle(conversation)).reward == 1.0
+            wrong = score_reply(task, baselines.noisy(conversation, 1.0, random.Random(data.id)))
+            assert wrong.metrics["answered"] == 1.0 and wrong.reward <= 0.2, data.id
+    assert set(GRIDS) >= {"webmerc"}
