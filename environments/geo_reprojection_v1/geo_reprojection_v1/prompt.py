@@ -55,6 +55,9 @@ and the answer is rejected.
 - The block must hold exactly as many numbers as the question asks for, or it is rejected.
 - Only the last <answer> block of your reply is read; text outside it is ignored."""
 
+SYSTEM_PROMPT_MARK = "You answer coordinate conversion and geodesy questions."
+"""A text both system prompts (plain and guided) contain: what marks this environment's requests to
+the baseline endpoint (`piv_core.endpoint`)."""
 _EXAMPLE = ", for example <answer>512345.678, 6123456.789</answer>."
 _LAST_RULE = "- Only the last <answer> block of your reply is read; text outside it is ignored."
 GUIDED_SYSTEM_PROMPT = SYSTEM_PROMPT.replace(_EXAMPLE, ".").replace(
@@ -62,7 +65,8 @@ GUIDED_SYSTEM_PROMPT = SYSTEM_PROMPT.replace(_EXAMPLE, ".").replace(
     f"{_LAST_RULE}\n- Work the answer out step by step in plain text before the block; that text is not graded.",
 )
 """The system prompt of a guided task: the same rules, with no example figures that could be copied."""
-assert GUIDED_SYSTEM_PROMPT != SYSTEM_PROMPT
+assert GUIDED_SYSTEM_PROMPT != SYSTEM_PROMPT and SYSTEM_PROMPT_MARK in GUIDED_SYSTEM_PROMPT
+assert SYSTEM_PROMPT.startswith(SYSTEM_PROMPT_MARK)
 
 
 def system_prompt(guide: bool = False) -> str:

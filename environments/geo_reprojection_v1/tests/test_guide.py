@@ -163,3 +163,11 @@ def test_graded_rungs_score_the_oracle_one_and_noisy_wrong_parts_at_most_a_fifth
             wrong = score_reply(task, baselines.noisy(conversation, 1.0, random.Random(data.id)))
             assert wrong.metrics["answered"] == 1.0 and wrong.reward <= 0.2, data.id
     assert set(GRIDS) >= {"webmerc"}
+
+
+def test_the_baseline_endpoint_knows_the_guided_system_prompt_as_this_environments():
+    from piv_core.endpoint import system_prompt_of
+
+    mark = system_prompt_of("geo-reprojection-v1")
+    assert mark == prompt.SYSTEM_PROMPT_MARK
+    assert mark in prompt.SYSTEM_PROMPT and mark in prompt.GUIDED_SYSTEM_PROMPT
