@@ -65,8 +65,10 @@ GUIDED_SYSTEM_PROMPT = SYSTEM_PROMPT.replace(_EXAMPLE, ".").replace(
     f"{_LAST_RULE}\n- Work the answer out step by step in plain text before the block; that text is not graded.",
 )
 """The system prompt of a guided task: the same rules, with no example figures that could be copied."""
-assert GUIDED_SYSTEM_PROMPT != SYSTEM_PROMPT and SYSTEM_PROMPT_MARK in GUIDED_SYSTEM_PROMPT
-assert SYSTEM_PROMPT.startswith(SYSTEM_PROMPT_MARK)
+if GUIDED_SYSTEM_PROMPT == SYSTEM_PROMPT or not (
+    SYSTEM_PROMPT.startswith(SYSTEM_PROMPT_MARK) and SYSTEM_PROMPT_MARK in GUIDED_SYSTEM_PROMPT
+):
+    raise RuntimeError("the guided system prompt must differ from the plain one and share its opening mark")
 
 
 def system_prompt(guide: bool = False) -> str:

@@ -155,7 +155,10 @@ class GeoTask(vf.Task[GeoData, vf.State, GeoTaskConfig]):
             data.system_prompt != prompt.system_prompt(guided)
             or len(stated) != len(parts)
             or prompt.stated_scoring(data.prompt_text) != expected_scoring
-            or (guided and not data.prompt_text.endswith("\n\n" + prompt.guide_line([p.problem for p in parts])))
+            or (
+                guided
+                and not data.prompt_text.endswith("\n\n" + prompt.guide_line([p.problem for p in parts]))
+            )
         ):
             return False
         texts = prompt.part_texts(data.prompt_text)

@@ -35,7 +35,8 @@ def _reply(values: list[float]) -> str:
 
 def _mean(tasks: list[GeoTask], answer) -> float:
     return statistics.mean(
-        score_reply(task, _reply([v for part in task.data.parts for v in answer(part)])).reward for task in tasks
+        score_reply(task, _reply([v for part in task.data.parts for v in answer(part)])).reward
+        for task in tasks
     )
 
 
@@ -45,7 +46,11 @@ def test_the_low_rungs_are_guided_and_graded_and_the_top_is_not():
     assert "guide" not in top and "graded" not in top and "graded_halflife" not in top
     for level in GUIDED:
         config = GeoConfig(level=level)
-        assert config.guide and config.task.graded and config.task.graded_halflife == RUNGS[level]["graded_halflife"]
+        assert (
+            config.guide
+            and config.task.graded
+            and config.task.graded_halflife == RUNGS[level]["graded_halflife"]
+        )
 
 
 def test_guide_off_is_the_prompt_as_it_was():
@@ -57,8 +62,14 @@ def test_guide_off_is_the_prompt_as_it_was():
 
 @pytest.mark.parametrize("parts", [1, 3])
 def test_a_guided_prompt_says_how_to_answer_and_shows_no_figures(parts):
-    for task in _tasks(10, families=["reproject", "inverse"], grids=["webmerc", "utm33n"], parts_per_task=parts,
-                       guide=True, seed=4):
+    for task in _tasks(
+        10,
+        families=["reproject", "inverse"],
+        grids=["webmerc", "utm33n"],
+        parts_per_task=parts,
+        guide=True,
+        seed=4,
+    ):
         data = task.data
         assert data.system_prompt == prompt.GUIDED_SYSTEM_PROMPT and "512345" not in data.system_prompt
         assert "plain text" in data.system_prompt and prompt.guided(data.prompt)
@@ -132,9 +143,9 @@ def easiest() -> list[GeoTask]:
 def test_at_the_easiest_rung_no_degenerate_answer_earns_more_than_a_rough_honest_one(easiest):
     def rough(part, error):
         lon, lat = part.inputs
-        return prompt.formula_answer(Problem(REPROJECT, part.grid, (lon, lat)))[0] * (1 + error), part.key[1] * (
-            1 + error
-        )
+        return prompt.formula_answer(Problem(REPROJECT, part.grid, (lon, lat)))[0] * (1 + error), part.key[
+            1
+        ] * (1 + error)
 
     degenerate = {
         "zero": lambda part: (0.0, 0.0),
@@ -157,7 +168,8 @@ def test_graded_rungs_score_the_oracle_one_and_noisy_wrong_parts_at_most_a_fifth
         for task in _tasks(20, level=level, seed=6):
             data: GeoData = task.data
             conversation = Conversation(
-                [{"role": "system", "content": data.system_prompt}, {"role": "user", "content": data.prompt}], []
+                [{"role": "system", "content": data.system_prompt}, {"role": "user", "content": data.prompt}],
+                [],
             )
             assert score_reply(task, baselines.oracle(conversation)).reward == 1.0
             wrong = score_reply(task, baselines.noisy(conversation, 1.0, random.Random(data.id)))
