@@ -343,7 +343,8 @@ def task_prompt(
         f"part 1, then those of part 2, and so on, {numbers} numbers in all.\n{scored}"
     ]
     blocks += [
-        f"Part {i}\n{user_prompt(problem, tolerance, guide)}" for i, (problem, tolerance) in enumerate(parts, 1)
+        f"Part {i}\n{user_prompt(problem, tolerance, guide)}"
+        for i, (problem, tolerance) in enumerate(parts, 1)
     ]
     if guide:
         blocks.append(guide_line(problems))
