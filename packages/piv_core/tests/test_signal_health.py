@@ -44,7 +44,7 @@ def test_signal_through_eval(tmp_path, capsys):
     )
     table = out.read_text()
     assert "### geo-reprojection-v1, level 1" in table and "level 1" in capsys.readouterr().out
-    rows = {line.split("|")[1].strip(): line.split("|")[2:] for line in table.splitlines() if "| `" in line}
+    rows = {line.split("|")[1].strip(): line.split("|")[2:] for line in table.splitlines() if line.startswith("| `")}
     assert float(rows["`oracle`"][2]) == 1.0
     assert float(rows["`noisy-0`"][2]) == 1.0 and float(rows["`noisy-0`"][4]) == 1.0  # p=0 is the oracle
     assert float(rows["`noisy-0.6`"][2]) < 1.0
@@ -80,7 +80,7 @@ def test_signal_for_a_named_model(tmp_path):
         ["geo-reprojection-v1", "--levels", "1", "-n", "3", "-r", "2", "--model", "baseline/noisy-0.6"]
         + ["--runs", str(tmp_path / "runs"), "-o", str(out), "--sampling.temperature", "1.0"]
     )
-    rows = [line.split("|")[1:-1] for line in out.read_text().splitlines() if "| `" in line]
+    rows = [line.split("|")[1:-1] for line in out.read_text().splitlines() if line.startswith("| `")]
     assert [row[0].strip() for row in rows] == ["`baseline/noisy-0.6`"]
     assert [cell.strip() for cell in rows[0][1:3]] == ["2", "6"]  # group, replies
     assert (tmp_path / "runs" / "geo-reprojection-v1--L1--baseline_noisy-0.6" / "traces.jsonl").exists()
