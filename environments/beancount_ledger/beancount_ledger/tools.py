@@ -44,19 +44,12 @@ The server drops the evaluator secret from its environment when it starts: it ne
 nothing (worlds are minted by the taskset, never here).
 """
 
-import asyncio
 import contextlib
-import contextvars
 import functools
 import hashlib
-import logging
 import os
-import socket
-import threading
-from collections import OrderedDict
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal
+from typing import Literal
 
 import re2
 import verifiers.v1 as vf
@@ -65,16 +58,17 @@ from beancount_ledger import isolated
 from beancount_ledger.keys import SECRET_ENV
 from beancount_ledger.limits import LEDGER_ENVELOPE, OBSERVATION_BUDGET, REPLY_CAP, SLICE_LINES
 from beancount_ledger.render import FILE_NAMES, LEDGER
+
+# The shared server lives in `shared_server`; the names it had here stay importable from here.
+from beancount_ledger.shared_server import (  # noqa: F401
+    KNOWN_ROUTES,
+    PER_REQUEST_LOGGERS,
+    TOOL_THREADS,
+    SharedToolset,
+    _accept_without_delay,
+)
 from beancount_ledger.verifiers_internals import call_state, discover_decorated
 
-PER_REQUEST_LOGGERS = ("httpx", "uvicorn.access", "mcp.server.lowlevel.server", "mcp.server.streamable_http")
-"""Loggers that write a line per tool call or state exchange at INFO."""
-KNOWN_ROUTES = 512
-"""Rollouts whose last pushed state and sandbox lane the server keeps (least recently called
-dropped first)."""
-TOOL_THREADS = 64
-"""Threads the server runs tool calls in (its own: asyncio's default pool has a few per core, and a
-call waiting on the sandbox holds its thread for up to `sandbox.WAIT_SECONDS` plus a check)."""
 SHOWN_ERRORS = 5
 """beancount errors quoted in a refused write's reply (run_beancount shows a ledger's all)."""
 _GREP_OPTIONS = re2.Options()
@@ -108,29 +102,6 @@ def rollout(state: LedgerState) -> Iterator[LedgerState]:
         yield state
     finally:
         call_state.reset(token)
-
-
-def _accept_without_delay() -> None:
-    """Set TCP_NODELAY on every TCP connection this process accepts (idempotent).
-
-    verifiers binds the tool server's listening socket as ``socket(AF_INET, SOCK_STREAM)``, with
-    protocol 0, and asyncio turns Nagle's algorithm off only on sockets whose protocol is
-    IPPROTO_TCP. uvicorn writes a reply's head and body apart, so on a kept-alive connection
-    every reply then waits out the client's delayed ACK: 44 ms per tool call instead of 2 ms."""
-    accept = socket.socket.accept
-    if getattr(accept, "without_delay", False):
-        return
-
-    @functools.wraps(accept)
-    def accept_without_delay(sock: socket.socket):
-        conn, address = accept(sock)
-        if conn.family in (socket.AF_INET, socket.AF_INET6) and conn.type == socket.SOCK_STREAM:
-            with contextlib.suppress(OSError):
-                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return conn, address
-
-    accept_without_delay.without_delay = True  # type: ignore[attr-defined]
-    socket.socket.accept = accept_without_delay  # type: ignore[method-assign]
 
 
 def _cap(text: str) -> str:
@@ -190,7 +161,7 @@ def surface_of(config: object) -> str:
     return getattr(config, "surface", "full")
 
 
-class LedgerToolset(vf.Toolset[LedgerToolsConfig, LedgerState]):
+class LedgerToolset(SharedToolset[LedgerToolsConfig, LedgerState]):
     TOOL_PREFIX = None
 
     def register(self, mcp) -> None:
@@ -210,88 +181,6 @@ class LedgerToolset(vf.Toolset[LedgerToolsConfig, LedgerState]):
                 description=(fn.__doc__ or "").strip() or None,
                 structured_output=False,
             )
-
-    def __init__(self, config) -> None:
-        super().__init__(config)
-        self._known: OrderedDict[str, bytes] = OrderedDict()
-        self._lanes: OrderedDict[Any, tuple[Any, isolated.Lane]] = OrderedDict()
-        self._lanes_lock = threading.Lock()
-        self._threads: ThreadPoolExecutor | None = None
-
-    def _lane(self) -> isolated.Lane:
-        """The sandbox lane of the call's rollout: by its route on a shared server, by the env
-        channel on a server of its own, by its state object in-process (`rollout`)."""
-        url, _, route = self._state_channel()
-        state = self.state
-        rollout = route or url or ("state", id(state))
-        with self._lanes_lock:
-            owner, lane = self._lanes.get(rollout, (None, None))
-            if lane is None or (not (route or url) and owner is not state):  # an id can be reused
-                owner, lane = state, isolated.Lane()
-                self._lanes[rollout] = (owner, lane)
-            self._lanes.move_to_end(rollout)
-            while len(self._lanes) > KNOWN_ROUTES:
-                self._lanes.popitem(last=False)
-            return lane
-
-    def _remember(self, route: str, state: LedgerState) -> None:
-        self._known[route] = self._state_adapter.dump_json(state)
-        self._known.move_to_end(route)
-        while len(self._known) > KNOWN_ROUTES:
-            self._known.popitem(last=False)
-
-    async def _pull_state(self) -> LedgerState:
-        """The call's rollout state: pulled from the host on the rollout's first call, then the
-        state this server last pushed for it (the tools are its only writer once `Task.setup` has
-        seeded it, so that is what the host holds). The signed coordinates are checked first,
-        on every call, exactly as before."""
-        _, _, route = self._state_channel()
-        known = self._known.get(route) if route else None
-        if known is None:
-            state = await super()._pull_state()
-            if route:
-                self._remember(route, state)
-            return state
-        self._known.move_to_end(route)
-        return self._state_adapter.validate_json(known)
-
-    async def _push_state(self, before: bytes) -> None:
-        """verifiers' push; what it pushed becomes the known state of the rollout, and a failed
-        push forgets it (the next call pulls from the host again)."""
-        _, _, route = self._state_channel()
-        try:
-            await super()._push_state(before)
-        except BaseException:
-            if route:
-                self._known.pop(route, None)
-            raise
-        state = call_state.get()
-        if route and state is not None:
-            self._remember(route, state)
-
-    def _with_state(self, fn):
-        """Every call runs in one of the server's threads (with the call's context: its state and
-        coordinates), never on the server's event loop."""
-
-        @functools.wraps(fn)
-        async def offloaded(*args, **kwargs):
-            if self._threads is None:
-                self._threads = ThreadPoolExecutor(TOOL_THREADS, thread_name_prefix="tool")
-            context = contextvars.copy_context()
-            call = functools.partial(context.run, fn, *args, **kwargs)
-            return await asyncio.get_running_loop().run_in_executor(self._threads, call)
-
-        return super()._with_state(offloaded)
-
-    def _serve(self) -> None:
-        """verifiers' server, with every accepted connection free of Nagle's delay, logging
-        warnings and errors but not each request (the MCP server it builds sets the root logger
-        to INFO with a rich handler, which would format two HTTP lines and an access line for
-        every tool call of every rollout)."""
-        _accept_without_delay()
-        for name in PER_REQUEST_LOGGERS:
-            logging.getLogger(name).setLevel(logging.WARNING)
-        super()._serve()
 
     def _reply(self, tool: str, text: str, *, read: bool = False) -> str:
         state = self.state
