@@ -3,9 +3,9 @@
 `generate` runs named steps over one string-seeded RNG, in a fixed order (each step draws from it,
 so the order is part of every world): the period and company, the counterparties, the prior
 period and opening balances, the month's events, the numbering of the bank lines, and the choice
-of which events carry which planted discrepancies. A `Profile` sets the sizes of the month, the
-kinds of discrepancy planted and whether the month has decoys (two customers paying the same
-amount, a second unpresented cheque).
+of which events carry which planted discrepancies. A `Profile` (`profiles`) sets the sizes of
+the month, the kinds of discrepancy planted and whether the month has decoys (two customers paying
+the same amount, a second unpresented cheque).
 """
 
 from __future__ import annotations
@@ -21,9 +21,7 @@ from beancount_ledger.world.model import (
     BANK,
     EQUITY,
     FEES,
-    HARD_KINDS,
     INTEREST,
-    PLANT_KINDS,
     SALES,
     SAVINGS,
     BankLine,
@@ -36,6 +34,9 @@ from beancount_ledger.world.model import (
     money,
 )
 from beancount_ledger.world.plants import apply_plants
+
+# The profiles live in `profiles`; `world` imports them from here as well.
+from beancount_ledger.world.profiles import HARD, PROFILES, STANDARD, Profile  # noqa: F401
 
 COMPANIES = (
     "Harbour Trading Pty Ltd",
@@ -69,37 +70,6 @@ VENDORS = (
     ("Lakeside Packaging", "Expenses:Purchases"),
 )
 
-Range = tuple[int, int]
-
-
-@dataclass(frozen=True)
-class Profile:
-    """What kind of month a world is."""
-
-    name: str
-    sizes: tuple[Range, Range, Range, Range, Range, Range]
-    """Ranges of customers, vendors, invoices, bills, receipts and payments this month."""
-    kinds: tuple[str, ...]
-    """The kinds of discrepancy planted, one of each."""
-    choose: int = 0
-    """When set, only this many of `kinds` are planted, drawn per world."""
-    decoys: bool = False
-    """Two customers pay invoices of the same amount, and two cheques are not yet presented."""
-
-    @property
-    def hard(self) -> bool:
-        """Whether the policy states the rule for untagged bank entries (an untagged repeat is planted)."""
-        return "untagged_duplicate" in self.kinds
-
-
-STANDARD = Profile("standard", ((4, 6), (4, 6), (11, 16), (9, 13), (9, 13), (8, 12)), PLANT_KINDS)
-HARD = Profile("hard", ((5, 7), (5, 7), (17, 21), (13, 16), (14, 17), (13, 16)), HARD_KINDS, decoys=True)
-SHORT = ((3, 4), (3, 4), (5, 7), (4, 6), (4, 6), (4, 5))
-SINGLE = Profile("single", SHORT, PLANT_KINDS, choose=1)
-"""A short month with one discrepancy, its kind drawn from the five standard ones."""
-THREE = Profile("three", SHORT, PLANT_KINDS, choose=3)
-"""A short month with three of the five standard kinds."""
-PROFILES = {p.name: p for p in (SINGLE, THREE, STANDARD, HARD)}
 DEFAULT_YEARS = (2023, 2025)
 
 

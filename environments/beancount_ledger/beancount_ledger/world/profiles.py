@@ -1,0 +1,42 @@
+"""What kind of month a generated world is: `Profile` (the sizes of the month, the kinds of
+discrepancy planted, whether it has decoys) and the named profiles, `STANDARD`, `HARD` and the
+short rungs `SINGLE` and `THREE` of the difficulty ladder, by name in `PROFILES`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from beancount_ledger.world.model import HARD_KINDS, PLANT_KINDS
+
+Range = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What kind of month a world is."""
+
+    name: str
+    sizes: tuple[Range, Range, Range, Range, Range, Range]
+    """Ranges of customers, vendors, invoices, bills, receipts and payments this month."""
+    kinds: tuple[str, ...]
+    """The kinds of discrepancy planted, one of each."""
+    choose: int = 0
+    """When set, only this many of `kinds` are planted, drawn per world."""
+    decoys: bool = False
+    """Two customers pay invoices of the same amount, and two cheques are not yet presented."""
+
+    @property
+    def hard(self) -> bool:
+        """Whether the policy states the rule for untagged bank entries (an untagged repeat is planted)."""
+        return "untagged_duplicate" in self.kinds
+
+
+STANDARD = Profile("standard", ((4, 6), (4, 6), (11, 16), (9, 13), (9, 13), (8, 12)), PLANT_KINDS)
+HARD = Profile("hard", ((5, 7), (5, 7), (17, 21), (13, 16), (14, 17), (13, 16)), HARD_KINDS, decoys=True)
+SHORT = ((3, 4), (3, 4), (5, 7), (4, 6), (4, 6), (4, 5))
+SINGLE = Profile("single", SHORT, PLANT_KINDS, choose=1)
+"""A short month with one discrepancy, its kind drawn from the five standard ones."""
+THREE = Profile("three", SHORT, PLANT_KINDS, choose=3)
+"""A short month with three of the five standard kinds."""
+PROFILES = {p.name: p for p in (SINGLE, THREE, STANDARD, HARD)}
