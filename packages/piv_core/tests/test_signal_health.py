@@ -44,7 +44,11 @@ def test_signal_through_eval(tmp_path, capsys):
     )
     table = out.read_text()
     assert "### geo-reprojection-v1, level 1" in table and "level 1" in capsys.readouterr().out
-    rows = {line.split("|")[1].strip(): line.split("|")[2:] for line in table.splitlines() if line.startswith("| `")}
+    rows = {
+        line.split("|")[1].strip(): line.split("|")[2:]
+        for line in table.splitlines()
+        if line.startswith("| `")
+    }
     assert float(rows["`oracle`"][2]) == 1.0
     assert float(rows["`noisy-0`"][2]) == 1.0 and float(rows["`noisy-0`"][4]) == 1.0  # p=0 is the oracle
     assert float(rows["`noisy-0.6`"][2]) < 1.0
