@@ -206,46 +206,92 @@ def validate_main(argv: list[str] | None = None) -> None:
         raise SystemExit(1)
 
 
+SUMMARIES = Path("outputs") / "summaries"
+"""Where `summarize` writes its chart and report unless told otherwise."""
+
+
+def summary_base(runs: list[Any]) -> Path:
+    """The default path, less its suffix, of one summary's files: under `SUMMARIES`, named after
+    the runs' labels and a digest of their directories, so two summaries of other runs never
+    overwrite each other and summarizing the same runs again replaces its own files."""
+    import hashlib
+    import re
+
+    from piv_core.runs import run_labels
+
+    stem = re.sub(r"[^A-Za-z0-9._+-]+", "_", "+".join(run_labels(runs)))[:80].strip("._")
+    digest = hashlib.sha256("\0".join(str(run.path.resolve()) for run in runs).encode()).hexdigest()[:8]
+    return SUMMARIES / f"{stem or 'summary'}--{digest}"
+
+
 def summarize_main(argv: list[str] | None = None) -> None:
-    from piv_core.summary import render_groups, render_table, write_chart
+    from piv_core.summary import render_groups, render_skills, render_table, write_chart
 
     parser = argparse.ArgumentParser(
-        description="Summarize vf-eval run directories as a markdown table and a bar chart "
-        "(and, with --html, a self-contained HTML report)."
+        description="Summarize vf-eval run directories as a markdown table, a per-skill table and a bar "
+        "chart (and, with --html, a self-contained HTML report)."
     )
     parser.add_argument("runs", nargs="+", type=Path, help="run directories (each holding traces.jsonl)")
     parser.add_argument(
-        "--png",
+        "--label",
+        action="append",
+        default=[],
+        metavar="LABEL",
+        help="a short name per run, given once per run in order (default: each directory's name "
+        "less the parts all the runs' names share)",
+    )
+    parser.add_argument(
+        "-o",
+        "--out",
         type=Path,
         default=None,
-        help="where to write the chart (default: <first run>/../summary.png)",
+        help="the path, less its suffix, of the chart (OUT.png) and the report (OUT.html); default: "
+        f"{SUMMARIES}/<run labels>--<digest of the run directories>",
     )
-    parser.add_argument("--no-png", action="store_true", help="print the table only")
+    parser.add_argument("--png", type=Path, default=None, help="where to write the chart (default: OUT.png)")
+    parser.add_argument("--no-png", action="store_true", help="write no chart")
     parser.add_argument("--by", help="also split each run by this key of trace.info or the task data")
     parser.add_argument("--median", help="with --by: report the median of this metric per group")
     parser.add_argument("--where", help="with --median: only over traces whose metric WHERE is 1.0")
     parser.add_argument(
         "--html",
         type=Path,
+        nargs="?",
+        const=True,
         default=None,
-        help="also write a self-contained HTML report here: the table and chart, stops and errors, "
-        "a paired comparison when two runs are given, and every rollout's answer against its key",
+        help="also write a self-contained HTML report (to OUT.html, or to the path given): why runs "
+        "failed, the tables and chart, stops and errors, a paired comparison when two runs are "
+        "given, and every rollout's answer against its key",
     )
     args = parser.parse_args(argv)
+    if args.label and len(args.label) != len(args.runs):
+        parser.error(f"--label is given once per run: {len(args.label)} labels for {len(args.runs)} runs")
     try:
         runs = [read_eval_run(path) for path in args.runs]
+        for run, label in zip(runs, args.label):
+            run.label = label
+        base = args.out or summary_base(runs)
         print(render_table(runs))
+        skills = render_skills(runs)
+        if skills:
+            print(f"\n{skills}")
+        from piv_core.runs import run_labels
+
+        named = [(label, run.path) for label, run in zip(run_labels(runs), runs) if label != str(run.path)]
+        if named:
+            print("\nruns:\n" + "\n".join(f"- {label}: {path}" for label, path in named))
         if args.by:
             print(f"\nby {args.by}:\n")
             print(render_groups(runs, args.by, args.median, args.where))
         if not args.no_png:
-            png = args.png or args.runs[0].parent / "summary.png"
+            png = args.png or base.with_name(base.name + ".png")
             write_chart(runs, png)
             print(f"\nchart: {png}")
         if args.html:
             from piv_core.report import write_html
 
-            write_html(runs, args.html)
-            print(f"\nreport: {args.html}")
+            html = base.with_name(base.name + ".html") if args.html is True else args.html
+            write_html(runs, html)
+            print(f"\nreport: {html}")
     except (OSError, RunFileError) as error:
         parser.exit(2, f"summarize: {describe(error)}\n")

@@ -16,7 +16,13 @@ the tasks both runs share:
   shared tasks, divided by how many of those rollouts scored full marks (reward 1.0); and the
   ratio B / A with a bootstrap interval from the same resamples (a resample in which either run
   has no correct delivery, or A spent no tokens, has no ratio and is left out; how many were is
-  reported).
+  reported). A trace whose server reported no usage (llama.cpp's stream carries none, so the
+  trace records 0 output tokens) counts its assistant text at four characters a token
+  (`piv_core.runs.output_tokens`); figures that include such estimates are marked ``~``, and
+  the output says how many rollouts were estimated.
+
+Runs are named by `piv_core.runs.run_labels` (``--label``, else the directory names less what
+they share); the output lists each label's full run directory once.
 """
 
 from __future__ import annotations
@@ -33,7 +39,16 @@ from pathlib import Path
 
 from piv_core.knobs import argument
 from piv_core.run_files import describe
-from piv_core.runs import EvalRun, completion_tokens, natural_key, read_eval_run, task_key, trace_total
+from piv_core.runs import (
+    CHARS_PER_TOKEN,
+    EvalRun,
+    natural_key,
+    output_tokens,
+    read_eval_run,
+    run_labels,
+    task_key,
+    trace_total,
+)
 
 RESAMPLES = 10_000
 """Bootstrap resamples for both intervals."""
@@ -52,6 +67,8 @@ class Rollout:
     task: str
     reward: float
     tokens: int
+    estimated: bool = False
+    """Whether `tokens` is an estimate from the reply's length (no usage recorded)."""
 
     @property
     def correct(self) -> bool:
@@ -60,7 +77,7 @@ class Rollout:
 
 def rollouts(run: EvalRun) -> list[Rollout]:
     """Every rollout of `run`: its traces, then its failed episodes that left no trace (reward 0)."""
-    found = [Rollout(task_key(t), trace_total(t) or 0.0, completion_tokens(t)) for t in run.traces]
+    found = [Rollout(task_key(t), trace_total(t) or 0.0, *output_tokens(t)) for t in run.traces]
     found += [
         Rollout(str(f["task"]), 0.0, int(f.get("tokens") or 0)) for f in run.failures if not f.get("traced")
     ]
@@ -80,6 +97,9 @@ class TaskPair:
     b_correct: int
     a_rollouts: int
     b_rollouts: int
+    a_estimated: int = 0
+    b_estimated: int = 0
+    """How many of each run's rollouts have estimated token counts."""
 
     @property
     def delta(self) -> float:
@@ -112,6 +132,8 @@ def pair_tasks(a: Sequence[Rollout], b: Sequence[Rollout]) -> tuple[list[TaskPai
                 sum(r.correct for r in rb),
                 len(ra),
                 len(rb),
+                sum(r.estimated for r in ra),
+                sum(r.estimated for r in rb),
             )
         )
     return pairs, len(tasks_a.keys() - tasks_b.keys()), len(tasks_b.keys() - tasks_a.keys())
@@ -181,6 +203,12 @@ class Comparison:
     ratio_left_out: int
     resamples: int
     seed: int
+    a_estimated: int = 0
+    b_estimated: int = 0
+    """How many rollouts of the shared tasks have token counts estimated from reply length."""
+    a_path: str = ""
+    b_path: str = ""
+    """The full run directories behind `a_name` and `b_name`."""
 
     @property
     def a_tokens_per_correct(self) -> float:
@@ -198,6 +226,7 @@ def compare(a: EvalRun, b: EvalRun, resamples: int = RESAMPLES, seed: int = SEED
     pairs, only_a, only_b = pair_tasks(rollouts(a), rollouts(b))
     if not pairs:
         raise ValueError(f"{a.name} and {b.name} share no task (paired by task id, else example index)")
+    a_name, b_name = run_labels([a, b])
     deltas = [p.delta for p in pairs]
     rng = random.Random(seed)
     means, ratios, left_out = [], [], 0
@@ -217,8 +246,8 @@ def compare(a: EvalRun, b: EvalRun, resamples: int = RESAMPLES, seed: int = SEED
     b_better = sum(d > 0 for d in deltas)
     a_better = sum(d < 0 for d in deltas)
     return Comparison(
-        a_name=a.name,
-        b_name=b.name,
+        a_name=a_name,
+        b_name=b_name,
         pairs=pairs,
         only_a=only_a,
         only_b=only_b,
@@ -236,6 +265,10 @@ def compare(a: EvalRun, b: EvalRun, resamples: int = RESAMPLES, seed: int = SEED
         ratio_left_out=left_out,
         resamples=resamples,
         seed=seed,
+        a_estimated=sum(p.a_estimated for p in pairs),
+        b_estimated=sum(p.b_estimated for p in pairs),
+        a_path=str(a.path),
+        b_path=str(b.path),
     )
 
 
@@ -245,8 +278,25 @@ def _number(value: float) -> str:
     return "–" if math.isnan(value) else f"{value:+.4f}" if abs(value) < 10 else f"{value:.4g}"
 
 
-def _rate(value: float) -> str:
-    return "∞ (no correct delivery)" if math.isinf(value) else f"{value:.1f}"
+def _rate(value: float, estimated: bool = False) -> str:
+    if math.isinf(value):
+        return "∞ (no correct delivery)"
+    return ("~" if estimated else "") + f"{value:.1f}"
+
+
+def _tokens(c: Comparison, side: str) -> str:
+    """One run's tokens per correct delivery, with what it is made of; "unknown" when the run
+    recorded no token count and wrote no text to estimate one from."""
+    name, tokens, correct, estimated = (
+        (c.a_name, c.a_tokens, c.a_correct, c.a_estimated)
+        if side == "a"
+        else (c.b_name, c.b_tokens, c.b_correct, c.b_estimated)
+    )
+    if not tokens and correct:
+        return f"{name} unknown (no token count recorded)"
+    mark = "~" if estimated else ""
+    rate = _rate(_per_correct(tokens, correct), bool(estimated))
+    return f"{name} {rate} ({mark}{tokens} tokens / {correct} at 1.0)"
 
 
 def p_text(p: Fraction) -> str:
@@ -261,7 +311,7 @@ def summary_lines(c: Comparison) -> list[str]:
     ratio = (
         f"{c.ratio:.3f}, {level} bootstrap interval {c.ratio_interval.unsigned()}"
         if math.isfinite(c.ratio) and c.ratio_interval
-        else "undefined (a run has no correct delivery on the shared tasks)"
+        else "undefined (a run has no correct delivery on the shared tasks, or no token count)"
     )
     if c.ratio_left_out and math.isfinite(c.ratio):
         ratio += f" ({c.ratio_left_out} resamples without a correct delivery in one run left out)"
@@ -271,15 +321,36 @@ def summary_lines(c: Comparison) -> list[str]:
         f"interval {c.delta_interval} ({c.resamples} resamples, seed {c.seed}, percentile)",
         f"sign test: {c.b_name} better on {c.b_better}, {c.a_name} better on {c.a_better} of "
         f"{c.b_better + c.a_better} discordant tasks; exact two-sided p = {p_text(c.sign_p)}",
-        f"tokens per correct delivery: {c.a_name} {_rate(c.a_tokens_per_correct)} "
-        f"({c.a_tokens} tokens / {c.a_correct} at 1.0), {c.b_name} {_rate(c.b_tokens_per_correct)} "
-        f"({c.b_tokens} tokens / {c.b_correct} at 1.0)",
-        f"tokens per correct delivery, ratio {c.b_name} / {c.a_name}: {ratio}",
+        f"tokens per correct delivery: {_tokens(c, 'a')}, {_tokens(c, 'b')}",
+        f"tokens per correct delivery, ratio {c.b_name} / {c.a_name}: "
+        + ("~" if (c.a_estimated or c.b_estimated) and math.isfinite(c.ratio) else "")
+        + ratio,
+        *_estimate_note(c),
+    ]
+
+
+def _estimate_note(c: Comparison) -> list[str]:
+    """A line saying which token counts are estimates, when any are."""
+    if not (c.a_estimated or c.b_estimated):
+        return []
+    counts = ", ".join(
+        f"{name} {n} of {rollouts}"
+        for name, n, rollouts in (
+            (c.a_name, c.a_estimated, sum(p.a_rollouts for p in c.pairs)),
+            (c.b_name, c.b_estimated, sum(p.b_rollouts for p in c.pairs)),
+        )
+        if n
+    )
+    return [
+        f"~ marks estimated output tokens: the server reported no usage for some rollouts ({counts}), "
+        f"so their assistant text was counted at {CHARS_PER_TOKEN} characters a token"
     ]
 
 
 def render_markdown(c: Comparison) -> str:
     lines = [f"## {c.b_name} vs {c.a_name} (paired by task)", ""]
+    if (c.a_path, c.b_path) != (c.a_name, c.b_name) and c.a_path:
+        lines += [f"- A = {c.a_name}: {c.a_path}", f"- B = {c.b_name}: {c.b_path}"]
     lines += [f"- {line}" for line in summary_lines(c)]
     lines += ["", f"| task | {c.a_name} | {c.b_name} | delta |", "|---|---|---|---|"]
     for p in c.pairs:
@@ -302,9 +373,22 @@ def main(argv: list[str] | None = None) -> None:
         help=f"bootstrap resamples ({RESAMPLES}; at most {MAX_RESAMPLES:,})",
     )
     parser.add_argument("--seed", type=argument(), default=SEED, help=f"bootstrap seed ({SEED})")
+    parser.add_argument(
+        "--label",
+        action="append",
+        default=[],
+        metavar="LABEL",
+        help="a short name for run A, then (given again) for run B; default: the run directories' "
+        "names less the parts they share",
+    )
     args = parser.parse_args(argv)
+    if len(args.label) > 2:
+        parser.error("--label is given at most twice: run A's, then run B's")
     try:
-        comparison = compare(read_eval_run(args.run_a), read_eval_run(args.run_b), args.resamples, args.seed)
+        runs = [read_eval_run(args.run_a), read_eval_run(args.run_b)]
+        for run, label in zip(runs, args.label):
+            run.label = label
+        comparison = compare(*runs, args.resamples, args.seed)
     except (OSError, ValueError) as error:  # a bad run file is a RunFileError, a ValueError
         print(f"compare: {describe(error)}", file=sys.stderr)
         raise SystemExit(2) from None

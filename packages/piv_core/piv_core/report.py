@@ -1,19 +1,30 @@
-"""The HTML run report (``summarize --html OUT.html``): one self-contained page for one or more runs.
+"""The HTML run report (``summarize --html``): one self-contained page for one or more runs.
 
 The page needs nothing outside itself (inline CSS, the chart as inline SVG, no script or
-remote reference) and reads top to bottom: the summary table and chart, how each run's traces
-stopped and which episodes failed with what errors, a paired comparison when exactly two runs
-are given (`piv_core.compare`), a task-by-run grid of rewards, then per task every rollout: its
-score components, the answer beside the key (`piv_core.report_views`), the tool calls in order
-and the final reply. Rollouts below full marks start unfolded.
+remote reference) and reads top to bottom:
+
+- the runs, each label once with its full directory;
+- why each run fell short, first: what failed most (figures, fault codes, problem families,
+  discrepancy kinds, errors), each with how often and links to the tasks where it happened.
+  It is read from what the traces hold: the cells the answer views (`piv_core.report_views`)
+  mark as differing (``data-figure``, ``data-pair``, ``data-fix``) and, where a view shows none
+  of that kind, the per-skill metrics below 1 on tasks that have the skill (`piv_core.skills`);
+- the summary table (a row per run), the run-wide metrics and the per-skill metrics (a row per
+  metric, each mean over the tasks that have the skill), and the chart;
+- how each run's traces stopped and which episodes failed with what errors, the paired
+  comparison when exactly two runs are given (`piv_core.compare`);
+- one task-by-run grid of rewards (with the per-task delta when two runs are compared), then per
+  task every rollout: its score components, the answer beside the key, the tool calls in order
+  and the final reply. Rollouts below full marks start unfolded.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from html import escape
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -24,17 +35,23 @@ from piv_core.runs import (
     error_text,
     last_reply,
     natural_key,
+    run_labels,
     task_data,
     task_key,
     tool_calls,
     trace_total,
 )
-from piv_core.summary import FULL_MARKS, chart_svg, run_labels, table_rows
+from piv_core.skills import FIGURE_SUFFIX, FOOTNOTE, applies
+from piv_core.summary import FULL_MARKS, chart_svg, metric_rows, skill_rows, table_rows
 
 ARGUMENTS_SHOWN = 300
 """Characters of each tool call's arguments the page shows."""
 REPLY_SHOWN = 4000
 """Characters of the final reply the page shows."""
+FAILURES_SHOWN = 8
+"""Rows of each run's failure summary (the most frequent failures)."""
+LINKS_SHOWN = 12
+"""Task links in one row of the failure summary; the rest are counted."""
 
 STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;max-width:1400px}
@@ -50,7 +67,11 @@ details.rollout{border:1px solid #ddd;margin:.4em 0;padding:.2em .6em}summary{cu
 .same{color:#060}section.task{margin-top:1.2em}.chart svg{max-width:100%;height:auto}
 .wide{overflow-x:auto}.summary td,.scores td,.scores th{white-space:nowrap}
 th.reward,td.reward{background:#eef}
-.better{color:#060}.worse{color:#900}
+.better{color:#060}.worse{color:#900}.failures td{vertical-align:top}.failures td.count{text-align:right;
+font-variant-numeric:tabular-nums;white-space:nowrap}.failures a{margin-right:.35em}
+.why h3{margin:.4em 0 .2em;font-size:1.05em}.why p{margin:.2em 0}
+.tables{display:flex;flex-wrap:wrap;gap:0 2em;align-items:flex-start}h2{margin:.8em 0 .3em}
+ul.runs{margin:.2em 0;padding-left:1.2em}ul.runs li{overflow-wrap:anywhere}
 """
 
 
@@ -68,6 +89,154 @@ def _grade(reward: float | None) -> str:
 
 def _anchor(task: str) -> str:
     return "task-" + re.sub(r"[^A-Za-z0-9_-]", "_", task)
+
+
+class _Marks(HTMLParser):
+    """The attributes of every element of class ``diff`` in an answer view."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__()
+        self.marked: list[dict[str, str]] = []
+        self.feed(html)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = {k: v or "" for k, v in attrs}
+        if "diff" in found.get("class", "").split():
+            self.marked.append(found)
+
+
+@dataclass
+class Failure:
+    """One kind of failure in one run: where it happened and how often."""
+
+    what: str
+    tasks: dict[str, None] = field(default_factory=dict)
+    rollouts: int = 0
+    times: int = 0
+    """Occurrences (a rollout can miss several pairs of one fault code)."""
+
+
+def _trace_failures(trace: dict[str, Any], view: str | None) -> dict[str, int]:
+    """What went wrong in one rollout, each with how many times: the cells its answer view marks,
+    then the per-skill metrics below 1 (on tasks that have the skill) of kinds the view does not show."""
+    found: dict[str, int] = {}
+
+    def add(what: str) -> None:
+        found[what] = found.get(what, 0) + 1
+
+    fixes = {
+        str(f.get("ref")): f.get("kind") for f in task_data(trace).get("fixes") or [] if isinstance(f, dict)
+    }
+    for mark in _Marks(view).marked if view else []:
+        if "data-figure" in mark:
+            add(f"figure {mark['data-figure']}: wrong or missing")
+        elif "data-pair" in mark:
+            code = mark["data-pair"].rsplit("/", 1)[-1]
+            add(f"fault code {code}: " + ("missed" if mark.get("data-side") == "key" else "claimed wrongly"))
+        elif "data-fix" in mark:
+            add(f"discrepancy kind {fixes.get(mark['data-fix']) or mark['data-fix']}: not resolved")
+    shown = view or ""
+    metrics = trace.get("metrics") or {}
+    for name, value in metrics.items():
+        if "_" not in name or not isinstance(value, int | float) or value >= 1 or not applies(metrics, name):
+            continue
+        suffix = name.split("_", 1)[-1]
+        if name.startswith("pass_"):
+            add(f"problem family {suffix}: failed")
+        elif name.startswith("resolved_") and "data-fix" not in shown:
+            add(f"discrepancy kind {suffix}: not resolved")
+        elif name.startswith("recall_") and "data-pair" not in shown:
+            add(f"fault code {suffix}: missed")
+        elif name.startswith("precision_") and "data-pair" not in shown:
+            add(f"fault code {suffix}: claimed wrongly")
+        elif name.endswith(FIGURE_SUFFIX) and name != FIGURE_SUFFIX and "data-figure" not in shown:
+            add(f"figure {name.removesuffix(FIGURE_SUFFIX)}: wrong or missing")
+    for error in trace.get("errors") or []:
+        add(f"error: {error_text(error)[:120]}")
+    if trace.get("is_timeout"):
+        add(f"timeout: {trace.get('stop_condition') or 'timed out'}")
+    return found
+
+
+def failures_of(run: EvalRun, views: dict[int, str | None]) -> list[Failure]:
+    """`run`'s failures, most widespread first (by tasks, then rollouts, then occurrences).
+
+    `views` holds each trace's answer view by ``id(trace)``. An episode that failed without
+    leaving a trace counts under its recorded reason."""
+    failures: dict[str, Failure] = {}
+    for trace in run.traces:
+        for what, times in _trace_failures(trace, views.get(id(trace))).items():
+            failure = failures.setdefault(what, Failure(what))
+            failure.tasks[task_key(trace)] = None
+            failure.rollouts += 1
+            failure.times += times
+    for episode in run.failures:
+        if episode.get("traced"):
+            continue
+        what = ("timeout: " if episode["timeout"] else "error: ") + str(
+            episode["reason"] or "no reason recorded"
+        )
+        failure = failures.setdefault(what[:130], Failure(what[:130]))
+        failure.tasks[str(episode["task"])] = None
+        failure.rollouts += 1
+        failure.times += 1
+    return sorted(failures.values(), key=lambda f: (-len(f.tasks), -f.rollouts, -f.times, f.what))
+
+
+def _task_prefix(tasks: list[str]) -> str:
+    """What every one of `tasks` starts with, up to its last ``-`` or ``_`` (so links can show
+    only the rest); "" when that is little or nothing."""
+    if len(tasks) < 2:
+        return ""
+    first, last = min(tasks), max(tasks)
+    common = next((i for i, (x, y) in enumerate(zip(first, last)) if x != y), min(len(first), len(last)))
+    cut = max(first.rfind("-", 0, common), first.rfind("_", 0, common)) + 1
+    return first[:cut] if cut >= 4 and all(len(t) > cut for t in tasks) else ""
+
+
+def _failures_section(
+    runs: list[EvalRun], labels: list[str], views: dict[int, str | None], anchors: set[str]
+) -> str:
+    """Per run, what failed most, each row linking to the tasks where it happened."""
+    parts = ['<section class="failures-summary" id="why"><h2>Why runs fell short</h2><div class="why">']
+    for run, label in zip(runs, labels):
+        totals = [trace_total(t) for t in run.traces]
+        short = sum(1 for t in totals if t is None or t < FULL_MARKS) + sum(
+            1 for f in run.failures if not f.get("traced")
+        )
+        rollouts = len(run.traces) + sum(1 for f in run.failures if not f.get("traced"))
+        head = f"<h3>{escape(label)}: {short} of {rollouts} rollouts below full marks</h3>"
+        found = failures_of(run, views)
+        if not found:
+            note = "every rollout at full marks" if not short else "nothing recorded says what failed"
+            parts.append(f'<div data-run="{escape(label)}">{head}<p class="ok">{note}</p></div>')
+            continue
+        rows = []
+        prefix = _task_prefix([t for f in found for t in f.tasks])
+        for failure in found[:FAILURES_SHOWN]:
+            tasks = sorted(failure.tasks, key=natural_key)
+            links = " ".join(
+                f'<a href="#{_anchor(t)}" title="{escape(t)}">{escape(t[len(prefix) :])}</a>'
+                if _anchor(t) in anchors
+                else escape(t)
+                for t in tasks[:LINKS_SHOWN]
+            )
+            more = f" +{len(tasks) - LINKS_SHOWN} more" if len(tasks) > LINKS_SHOWN else ""
+            times = f", {failure.times} times" if failure.times != failure.rollouts else ""
+            rows.append(
+                f'<tr data-failure="{escape(failure.what)}"><td>{escape(failure.what)}</td>'
+                f'<td class="count">{len(tasks)} tasks ({failure.rollouts} rollouts{times})</td>'
+                f"<td>{links}{more}</td></tr>"
+            )
+        rest = len(found) - FAILURES_SHOWN
+        tail = f'<p class="note">{rest} less frequent failures: see the tasks below</p>' if rest > 0 else ""
+        parts.append(
+            f'<div data-run="{escape(label)}">{head}<table class="failures"><tr><th>what failed</th>'
+            f"<th>where</th><th>tasks{f' ({escape(prefix)}…)' if prefix else ''}</th></tr>"
+            f"{''.join(rows)}</table>{tail}</div>"
+        )
+    return "".join(parts) + "</div></section>"
 
 
 def _stops_section(runs: list[EvalRun], labels: list[str]) -> str:
@@ -92,16 +261,11 @@ def _direction(delta: float) -> str:
 
 
 def _comparison_section(c: Comparison) -> str:
+    """The comparison's findings; its per-task deltas are the task grid's last column."""
     items = "".join(f"<li>{escape(line)}</li>" for line in summary_lines(c))
-    rows = "".join(
-        f"<tr><td>{escape(p.task)}</td><td>{p.a:.3f}</td><td>{p.b:.3f}</td>"
-        f'<td class="{_direction(p.delta)}">{p.delta:+.3f}</td></tr>'
-        for p in c.pairs
-    )
     return (
         f'<section class="comparison"><h2>Paired comparison: {escape(c.b_name)} vs {escape(c.a_name)}</h2>'
-        f"<ul>{items}</ul><table><tr><th>task</th><th>{escape(c.a_name)}</th><th>{escape(c.b_name)}</th>"
-        f"<th>delta</th></tr>{rows}</table></section>"
+        f'<ul>{items}</ul><p class="note">per-task deltas: the last column of the task grid</p></section>'
     )
 
 
@@ -114,8 +278,13 @@ def _tasks(runs: list[EvalRun]) -> dict[str, list[list[dict[str, Any]]]]:
     return dict(sorted(tasks.items(), key=lambda item: natural_key(item[0])))
 
 
-def _grid(tasks: dict[str, list[list[dict[str, Any]]]], labels: list[str]) -> str:
-    head = "<tr><th>task</th>" + "".join(f"<th>{escape(label)}</th>" for label in labels) + "</tr>"
+def _grid(
+    tasks: dict[str, list[list[dict[str, Any]]]], labels: list[str], paired: Comparison | None = None
+) -> str:
+    """The one task-by-run grid of rewards; with a comparison, each shared task's delta B − A."""
+    deltas = {p.task: p.delta for p in paired.pairs} if paired else {}
+    head = "<tr><th>task</th>" + "".join(f"<th>{escape(label)}</th>" for label in labels)
+    head += f"<th>delta ({escape(paired.b_name)} − {escape(paired.a_name)})</th></tr>" if paired else "</tr>"
     rows = []
     for task, per_run in tasks.items():
         cells = []
@@ -126,6 +295,11 @@ def _grid(tasks: dict[str, list[list[dict[str, Any]]]], labels: list[str]) -> st
                 continue
             mean = math.fsum(rewards) / len(rewards)
             cells.append(f'<td class="{_grade(mean)}">{" ".join(f"{r:.3f}" for r in rewards)}</td>')
+        if paired:
+            delta = deltas.get(task)
+            cells.append(
+                "<td>–</td>" if delta is None else f'<td class="{_direction(delta)}">{delta:+.3f}</td>'
+            )
         rows.append(f'<tr><td><a href="#{_anchor(task)}">{escape(task)}</a></td>{"".join(cells)}</tr>')
     return f'<table class="grid">{head}{"".join(rows)}</table>'
 
@@ -161,7 +335,7 @@ def _calls(trace: dict[str, Any]) -> str:
     return f'<div class="calls"><b>tool calls ({len(calls)})</b><ol>{items}</ol></div>'
 
 
-def _rollout(trace: dict[str, Any], label: str, number: int) -> str:
+def _rollout(trace: dict[str, Any], label: str, number: int, view: str | None) -> str:
     reward = trace_total(trace)
     stop = trace.get("stop_condition") or "unknown"
     parts = ", ".join(
@@ -172,7 +346,6 @@ def _rollout(trace: dict[str, Any], label: str, number: int) -> str:
     reward_text = "no reward" if reward is None else f"reward {reward:.3f}" + (f" ({parts})" if parts else "")
     opened = " open" if reward is None or reward < FULL_MARKS else ""
     reply = last_reply(trace) or ""
-    view = answer_view(trace)
     errors = "".join(f'<p class="diff">error: {escape(error_text(e))}</p>' for e in trace.get("errors") or [])
     return (
         f'<details class="rollout" data-run="{escape(label)}"{opened}>'
@@ -191,8 +364,19 @@ def _rollout(trace: dict[str, Any], label: str, number: int) -> str:
     )
 
 
-def _task_sections(tasks: dict[str, list[list[dict[str, Any]]]], labels: list[str]) -> str:
-    parts = ["<h2>Tasks</h2>", _grid(tasks, labels)]
+def _views(runs: list[EvalRun]) -> dict[int, str | None]:
+    """Each trace's answer view (`piv_core.report_views`), by ``id(trace)``: rendered once, read by
+    the failure summary and shown in the rollout."""
+    return {id(trace): answer_view(trace) for run in runs for trace in run.traces}
+
+
+def _task_sections(
+    tasks: dict[str, list[list[dict[str, Any]]]],
+    labels: list[str],
+    views: dict[int, str | None],
+    paired: Comparison | None,
+) -> str:
+    parts = ['<h2 id="tasks">Tasks</h2>', _grid(tasks, labels, paired)]
     for task, per_run in tasks.items():
         first = next(t for traces in per_run for t in traces)
         name = task_data(first).get("name")
@@ -201,7 +385,7 @@ def _task_sections(tasks: dict[str, list[list[dict[str, Any]]]], labels: list[st
             f'<section class="task" id="{_anchor(task)}" data-task="{escape(task)}"><h3>{title}</h3>'
         )
         for traces, label in zip(per_run, labels):
-            parts += [_rollout(trace, label, n) for n, trace in enumerate(traces, 1)]
+            parts += [_rollout(trace, label, n, views.get(id(trace))) for n, trace in enumerate(traces, 1)]
         parts.append("</section>")
     return "".join(parts)
 
@@ -212,12 +396,20 @@ def _inline_svg(svg: str) -> str:
     return svg[start:] if start >= 0 else ""
 
 
+def _side_table(header: list[str], rows: list[list[str]], css: str, caption: str, note: str = "") -> str:
+    """A table with a metric per row and a run per column, under its caption."""
+    if not rows:
+        return ""
+    footnote = f'<p class="note">{escape(note)}</p>' if note else ""
+    return f'<div class="wide"><p><b>{escape(caption)}</b></p>{_table(header, rows, css)}{footnote}</div>'
+
+
 def render_html(runs: list[EvalRun], resamples: int = RESAMPLES, seed: int = SEED) -> str:
     """The whole report page for `runs` (at least one)."""
     if not runs:
         raise ValueError("render_html needs at least one run")
     labels = run_labels(runs)
-    header, rows = table_rows(runs)
+    header, rows = table_rows(runs, metrics=False)
     svg = chart_svg(runs)
     chart = (
         f'<div class="chart">{_inline_svg(svg)}</div>'
@@ -228,19 +420,27 @@ def render_html(runs: list[EvalRun], resamples: int = RESAMPLES, seed: int = SEE
         f"<li><b>{escape(label)}</b>: {escape(str(run.path))} ({escape(run.model or 'model unknown')})</li>"
         for run, label in zip(runs, labels)
     )
-    comparison = ""
+    comparison, paired = "", None
     if len(runs) == 2:
         try:
-            paired = compare(runs[0], runs[1], resamples, seed)
-            comparison = _comparison_section(replace(paired, a_name=labels[0], b_name=labels[1]))
+            paired = replace(compare(runs[0], runs[1], resamples, seed), a_name=labels[0], b_name=labels[1])
+            comparison = _comparison_section(paired)
         except ValueError as error:
             comparison = f'<p class="note">no paired comparison: {escape(str(error))}</p>'
+    tasks = _tasks(runs)
+    views = _views(runs)
+    anchors = {_anchor(task) for task in tasks}
+    tables = _side_table(*metric_rows(runs), "metrics", "run-wide metrics") + _side_table(
+        *skill_rows(runs), "skills", "per-skill metrics", FOOTNOTE
+    )
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>Run report: {escape(', '.join(labels))}</title><style>{STYLE}</style></head><body>"
         f'<h1>Run report</h1><ul class="runs">{listed}</ul>'
-        f'<h2>Summary</h2><div class="wide">{_table(header, rows, "summary")}</div>{chart}'
-        f"{_stops_section(runs, labels)}{comparison}{_task_sections(_tasks(runs), labels)}"
+        f"{_failures_section(runs, labels, views, anchors)}"
+        f'<h2>Summary</h2><div class="wide">{_table(header, rows, "summary")}</div>'
+        f'<div class="tables">{tables}</div>{chart}'
+        f"{_stops_section(runs, labels)}{comparison}{_task_sections(tasks, labels, views, paired)}"
         "</body></html>\n"
     )
 

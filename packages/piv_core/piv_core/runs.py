@@ -67,6 +67,8 @@ class EvalRun:
     """Episodes that errored or timed out, in file order: their ``id``, ``task`` (`task_key`),
     ``timeout`` flag, whether they left a trace (``traced``), completion ``tokens``, ``errors``
     (the episode's and its traces'), and ``reason`` (one line: why it failed, when recorded)."""
+    label: str | None = None
+    """The short name tables, charts and comparisons show (`run_labels`); None: derived."""
 
     @property
     def name(self) -> str:
@@ -114,6 +116,59 @@ class EvalRun:
             if self.log.is_file():
                 line += f"; log: {self.log}"
         return line
+
+
+NAME_PARTS = re.compile(r"(--|/)")
+"""What a run name's parts are split on: vf-eval joins them with ``--``."""
+NAME_TAIL = re.compile(r"--[0-9a-f]{6,}$")
+"""The hash vf-eval ends a run name with."""
+
+
+def _common_parts(names: list[list[str]], reverse: bool = False) -> int:
+    """How many leading (or trailing) parts all `names` share."""
+    count = 0
+    while all(len(parts) > count for parts in names):
+        at = [parts[-1 - count] if reverse else parts[count] for parts in names]
+        if len(set(at)) > 1:
+            break
+        count += 1
+    return count
+
+
+def short_names(names: list[str]) -> list[str]:
+    """`names` with what they all share dropped: their trailing hashes, then the leading and
+    trailing ``--`` parts they have in common; `names` unchanged when that would leave one
+    empty or two alike (one name alone is kept whole)."""
+    if len(names) < 2:
+        return list(names)
+    stems = [NAME_TAIL.sub("", name) for name in names]
+    if len(set(stems)) < len(stems):
+        stems = list(names)
+    parts = [NAME_PARTS.split(stem) for stem in stems]
+    head = _common_parts(parts)
+    tail = _common_parts([p[head:] for p in parts], reverse=True)
+    short = ["".join(p[head : len(p) - tail]).strip("-/") for p in parts]
+    if all(short) and len(set(short)) == len(short):
+        return short
+    return list(names)
+
+
+def run_labels(runs: list[EvalRun]) -> list[str]:
+    """A distinct label per run: the label it was given, else its directory name with what
+    every run's name shares dropped (`short_names`), then its parent's name, then a number."""
+    derived = short_names([run.name for run in runs])
+    labels = [run.label or short for run, short in zip(runs, derived)]
+    if len(set(labels)) < len(labels):
+        labels = [
+            f"{run.path.parent.name}/{run.name}" if run.label is None and labels.count(label) > 1 else label
+            for run, label in zip(runs, labels)
+        ]
+    seen: dict[str, int] = {}
+    unique = []
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+        unique.append(label if labels.count(label) == 1 else f"{label} #{seen[label]}")
+    return unique
 
 
 def _count(n: int, noun: str) -> str:
@@ -256,6 +311,28 @@ def task_key(trace: dict[str, Any]) -> str:
         if value is not None and value != "":
             return str(value)
     return str(trace.get("id"))
+
+
+CHARS_PER_TOKEN = 4
+"""Characters a token, for an estimate where the server reported no token usage."""
+
+
+def output_tokens(trace: dict[str, Any]) -> tuple[int, bool]:
+    """Tokens the model generated over the trace, and whether that is an estimate: the recorded
+    count (`completion_tokens`) when above 0, else the text of its assistant messages (replies and
+    tool-call arguments) at `CHARS_PER_TOKEN` characters a token (a server whose stream carries
+    no usage, such as llama.cpp's, leaves the count at 0); (0, False) when it wrote nothing."""
+    recorded = completion_tokens(trace)
+    if recorded:
+        return recorded, False
+    chars = 0
+    for message in messages(trace):
+        if message.get("role") != "assistant":
+            continue
+        content = message.get("content")
+        chars += len(content) if isinstance(content, str) else 0
+    chars += sum(len(name) + len(arguments) for name, arguments in tool_calls(trace))
+    return (math.ceil(chars / CHARS_PER_TOKEN), True) if chars else (0, False)
 
 
 def completion_tokens(trace: dict[str, Any]) -> int:
