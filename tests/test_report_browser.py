@@ -3,7 +3,8 @@
 The page is opened from disk by Chromium (``--dump-dom`` for the DOM after rendering,
 ``--screenshot`` for a picture). The marked cells are checked against the environments' own
 grades: a rollout whose figures all scored has no marked figure, one whose fault audit scored
-1.0 has no marked pair, and every marked cell is a figure or a pair that really differs.
+1.0 has no marked pair, and every marked cell is a figure or a pair that really differs. The
+failure summary ("why runs fell short") lies within the first screen of a 1400 x 900 window.
 Screenshots are saved under ``$PIV_REPORT_SCREENSHOTS`` (default: the test's temporary
 directory), and the test prints where.
 """
@@ -11,6 +12,7 @@ directory), and the test prints where.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -134,3 +136,37 @@ def test_beancount_report_shows_what_the_scorer_judged_and_the_ledger_diff(tmp_p
     reference, plug = (r.traces[0] for r in runs)
     assert reference["rewards"]["ledger"]["score"] == 1.0 and plug["rewards"]["ledger"]["score"] < 1.0
     assert any("data-fix" in m for m in dom.marked if m["data-run"] == runs[1].name)
+
+
+FIRST_SCREEN = (1400, 900)
+"""The browser window the first screen is measured in (width, height in CSS pixels)."""
+MEASURE = """<script>
+const why = document.getElementById("why"), row = why && why.querySelector("tr[data-failure]");
+const link = row && row.querySelector("a[href^='#']");
+const target = link && document.querySelector(link.getAttribute("href"));
+document.body.setAttribute("data-why-top", why ? why.getBoundingClientRect().top : -1);
+document.body.setAttribute("data-row-bottom", row ? row.getBoundingClientRect().bottom : -1);
+document.body.setAttribute("data-link-target", target ? 1 : 0);
+</script>"""
+"""Added to a copy of the page only (the report itself has no script): where the failure summary
+and its first row lie in the window, and whether the row's first link leads to an element."""
+
+
+def test_why_it_failed_is_on_the_first_screen(tmp_path, shots):
+    runs = runs_of("au-bas-reconciliation-v1", tmp_path / "runs", 4, "oracle", "noisy-0.3")
+    page = tmp_path / "first-screen.html"
+    write_html(runs, page)
+    measured = tmp_path / "measured.html"
+    measured.write_text(page.read_text().replace("</body>", MEASURE + "</body>"))
+    size = f"--window-size={FIRST_SCREEN[0]},{FIRST_SCREEN[1]}"
+    done = chromium("--dump-dom", size, measured.as_uri(), profile=tmp_path / "profile")
+    assert done.returncode == 0, done.stderr[-2000:]
+    body = dict(re.findall(r'(data-why-top|data-row-bottom|data-link-target)="([^"]*)"', done.stdout))
+    assert 0 <= float(body["data-why-top"]) < float(body["data-row-bottom"]) < FIRST_SCREEN[1], body
+    assert body["data-link-target"] == "1"
+    first = ReportMarks(page.read_text())
+    assert "script" not in first.tags
+    shot = shots / "report_first_screen.png"
+    picture = chromium(f"--screenshot={shot}", size, page.as_uri(), profile=tmp_path / "profile")
+    assert picture.returncode == 0 and shot.exists(), picture.stderr[-2000:]
+    print(f"\nscreenshot: {shot}")
