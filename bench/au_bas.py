@@ -12,7 +12,7 @@ from au_bas_reconciliation_v1 import baselines, grading
 from au_bas_reconciliation_v1.taskset import AuBasConfig, make_task_data
 from piv_core import last_answer_block
 from piv_core.bench import per_item
-from piv_core.endpoint import Conversation
+from piv_core.policy import Conversation
 
 
 def main() -> None:

@@ -14,7 +14,7 @@ from geo_reprojection_v1.problem import FAMILIES
 from geo_reprojection_v1.taskset import GeoConfig, make_task_data
 from piv_core import task_rng
 from piv_core.bench import per_item
-from piv_core.endpoint import Conversation
+from piv_core.policy import Conversation
 from pyproj import Geod, Transformer
 
 

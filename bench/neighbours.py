@@ -28,7 +28,7 @@ from pathlib import Path
 
 from beancount_ledger.adversaries import heavy
 from beancount_ledger.bookkeeper import reference
-from piv_core.endpoint import Conversation, ToolCall
+from piv_core.policy import Conversation, ToolCall
 from piv_core.testing import run_policy_eval
 
 MARK = ToolCall("list_files")

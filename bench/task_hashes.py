@@ -21,7 +21,7 @@ import importlib
 import json
 import time
 
-from piv_core.endpoint import Conversation
+from piv_core.policy import Conversation
 from piv_core.testing import score_reply
 
 TEXT = {

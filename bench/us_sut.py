@@ -7,7 +7,7 @@ Prints medians over several repeats, per item, on one core:
 from __future__ import annotations
 
 from piv_core.bench import per_item
-from piv_core.endpoint import Conversation
+from piv_core.policy import Conversation
 from us_sut_reconciliation_v1 import baselines, grading
 from us_sut_reconciliation_v1.taskset import UsSutConfig, make_task_data
 

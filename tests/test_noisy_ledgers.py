@@ -9,7 +9,7 @@ import random
 from statistics import fmean
 
 import pytest
-from piv_core.endpoint import Conversation
+from piv_core.policy import Conversation
 from piv_core.testing import score_reply
 
 LEDGERS = {

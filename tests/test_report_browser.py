@@ -18,11 +18,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from beancount_ledger.report_view import golden_ledger, submitted_ledger
 from piv_core.answer import json_answer
 from piv_core.audit import fault_pairs, read_fault_map
 from piv_core.money import parse_cents
 from piv_core.report import write_html
-from piv_core.report_views import golden_ledger, submitted_ledger
 from piv_core.runs import EvalRun, last_reply, task_data, task_key
 from piv_core.testing import ReportMarks, run_baseline_eval
 

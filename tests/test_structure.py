@@ -1,5 +1,7 @@
 """Structure the packages keep: no import circle among a package's modules, no `assert` guarding
-an invariant in package code (``python -O`` removes them), a docstring on every module."""
+an invariant in package code (``python -O`` removes them), a docstring on every module, no module
+over `MAX_LINES` lines, and no import from the core into an environment (the core reaches
+environments only through their registrations, `piv_core.plugins`)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,12 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = sorted(
     p.parent for p in [*ROOT.glob("packages/*/*/__init__.py"), *ROOT.glob("environments/*/*/__init__.py")]
 )
+
+
+CORE = ROOT / "packages" / "piv_core" / "piv_core"
+ENVIRONMENTS = sorted(p.name for p in PACKAGES if p.parent.parent.name == "environments")
+MAX_LINES = 450
+SOURCE_DIRS = ("packages", "environments", "tests", "bench", "scripts")
 
 
 def _modules(package: Path) -> dict[str, Path]:
@@ -116,3 +124,58 @@ def test_the_walk_finds_every_package():
 def test_cycle_finder_by_hand():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+
+
+def _absolute_imports(source: str) -> set[str]:
+    """Every module `source` imports by absolute name, at any depth of its code: import statements,
+    and `importlib.import_module` / `__import__` calls with a literal name."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name in ("import_module", "__import__") and isinstance(node.args[0].value, str):
+                found.add(node.args[0].value)
+    return found
+
+
+def test_the_core_imports_no_environment():
+    upward = {
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in CORE.rglob("*.py")
+        for name in _absolute_imports(path.read_text())
+        if name.split(".")[0] in ENVIRONMENTS
+    }
+    assert len(ENVIRONMENTS) >= 4 and not upward, f"the core imports environments: {sorted(upward)}"
+
+
+def test_the_import_finder_sees_lazy_and_dynamic_imports():
+    source = (
+        "import os\n"
+        "def later():\n"
+        "    from beancount_ledger.taskset import LedgerData\n"
+        "    import importlib\n"
+        "    importlib.import_module('geo_reprojection_v1.levels')\n"
+        "    __import__('au_bas_reconciliation_v1')\n"
+        "from . import sibling\n"
+    )
+    assert _absolute_imports(source) == {
+        "os",
+        "beancount_ledger.taskset",
+        "importlib",
+        "geo_reprojection_v1.levels",
+        "au_bas_reconciliation_v1",
+    }
+
+
+def test_no_module_is_over_the_line_limit():
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for folder in SOURCE_DIRS
+        for path in (ROOT / folder).rglob("*.py")
+        if ".venv" not in path.parts and (lines := len(path.read_text().splitlines())) > MAX_LINES
+    }
+    assert not long, f"modules over {MAX_LINES} lines: {long}"

@@ -26,11 +26,11 @@ import random
 import re
 from decimal import Decimal
 
-from piv_core.endpoint import Conversation, Policy
 from piv_core.ledger_audit import answer_text, erring_audit
+from piv_core.policy import Conversation, Policy
 
 from au_bas_reconciliation_v1.ledger import SALE, Row
-from au_bas_reconciliation_v1.prompt import MARKER, read_labels, read_ledger, read_scope
+from au_bas_reconciliation_v1.prompt import read_labels, read_ledger, read_scope
 from au_bas_reconciliation_v1.rules import (
     FAULT_CODES,
     MISSING_ABN_OVER_THRESHOLD,
@@ -40,9 +40,6 @@ from au_bas_reconciliation_v1.rules import (
 )
 
 ORACLE_NOTE = "Reconciled.\n"
-SYSTEM_PROMPT = MARKER
-"""What every system prompt of this environment contains (the baseline endpoint tells this
-environment's requests apart by it, whatever the prompt's style)."""
 _EXAMPLE = re.compile(r"^<answer>\n(.*?)\n</answer>$", re.MULTILINE | re.DOTALL)
 
 

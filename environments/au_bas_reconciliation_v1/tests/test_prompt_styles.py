@@ -9,7 +9,7 @@ import itertools
 import re
 
 import pytest
-from au_bas_reconciliation_v1 import baselines, prompt
+from au_bas_reconciliation_v1 import baselines, plugin, prompt
 from au_bas_reconciliation_v1.generator import ROUND_TAXABLE_SALES, TAXABLE_SALES
 from au_bas_reconciliation_v1.ledger import SALE, TAXABLE
 from au_bas_reconciliation_v1.rules import FAULT_CODES, GST_MISCALCULATED, LABELS
@@ -20,7 +20,7 @@ from au_bas_reconciliation_v1.taskset import (
     AuBasTask,
     make_task_data,
 )
-from piv_core.endpoint import Conversation
+from piv_core.policy import Conversation
 from piv_core.testing import score_reply
 from pydantic import ValidationError
 
@@ -175,5 +175,5 @@ def test_a_bad_prompt_knob_fails_naming_it(knobs, named):
 
 def test_the_baseline_endpoint_recognises_every_style_by_the_marker():
     task = AuBasTask(make_task_data(AuBasConfig(**FOCUSED), 0))
-    assert baselines.SYSTEM_PROMPT == prompt.MARKER
+    assert plugin.PLUGIN.mark == prompt.MARKER
     assert prompt.MARKER in task.data.system_prompt and prompt.MARKER in prompt.SYSTEM_PROMPT

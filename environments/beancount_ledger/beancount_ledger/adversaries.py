@@ -53,7 +53,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from piv_core.endpoint import Conversation, Policy, ToolCall
+from piv_core.policy import Conversation, Policy, ToolCall
 
 from beancount_ledger.bookkeeper import READS, file_text, reference_ledger, tool_results
 from beancount_ledger.world import BANK, EQUITY

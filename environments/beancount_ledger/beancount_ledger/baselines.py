@@ -24,14 +24,11 @@ The honest ones live in `bookkeeper`, the attacks in `adversaries`:
   profit from it.
 """
 
-from piv_core.endpoint import Policy
+from piv_core.policy import Policy
 
-from beancount_ledger import adversaries, bookkeeper, contract
+from beancount_ledger import adversaries, bookkeeper
 from beancount_ledger.bookkeeper import READS, noisy, noisy_ledger, reference, reference_ledger
 
-__all__ = ["POLICIES", "READS", "SYSTEM_PROMPT", "noisy", "noisy_ledger", "reference", "reference_ledger"]
+__all__ = ["POLICIES", "READS", "noisy", "noisy_ledger", "reference", "reference_ledger"]
 
 POLICIES: dict[str, Policy] = {**bookkeeper.POLICIES, **adversaries.POLICIES}
-SYSTEM_PROMPT = contract.OPENING
-"""What marks this environment's requests at the baseline endpoint: the opening both system prompts
-share (the six tools' and rung 1's, `contract.PROMPTS`)."""

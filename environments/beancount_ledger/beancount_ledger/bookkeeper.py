@@ -15,7 +15,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from piv_core.endpoint import Conversation, Policy, Reasoned, Reply, ToolCall
+from piv_core.policy import Conversation, Policy, Reasoned, Reply, ToolCall
 
 from beancount_ledger.contract import MAX_TURNS
 from beancount_ledger.world import AP, AR, BANK, FEES, INTEREST, SAVINGS, SUSPENSE

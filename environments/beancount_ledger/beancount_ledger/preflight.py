@@ -11,7 +11,7 @@ Phase 1, offline, in worker processes, on every minted world:
 - minting twice gives byte-identical task data;
 - every public file is within its envelope (`contract.envelope_problems`);
 - the golden ledger scores 1.0, and so does the reference bookkeeper working from the public files;
-- the ledger as given, and every attack of the corpus (`attacks.py`), scores no more than the
+- the ledger as given, and every attack of the corpus (the `attacks` package), scores no more than the
   entitlement oracle allows (`entitlement.py`), and the ledger as given scores below 1.0;
 - so does every edit set of a bounded generative search (`mutations.search`, ``--search`` edit sets
   per world, seeded by the world, so a rerun tries the same ones).

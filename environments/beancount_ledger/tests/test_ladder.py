@@ -11,7 +11,7 @@ from beancount_ledger.release import task_digest
 from beancount_ledger.scorer import score
 from beancount_ledger.taskset import LedgerConfig, LedgerTask, LedgerTaskConfig, LedgerTaskset, make_task_data
 from beancount_ledger.tools import LedgerState, LedgerToolset, rollout
-from piv_core.endpoint import Conversation
+from piv_core.policy import Conversation
 from pydantic import ValidationError
 
 SECRET = "an evaluator secret of some length"

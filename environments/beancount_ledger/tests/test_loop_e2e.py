@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from beancount_ledger import baselines, contract, harness, limits
-from piv_core.endpoint import Conversation, Reasoned
+from piv_core.policy import Conversation, Reasoned
 from piv_core.testing import run_baseline_eval, run_policy_eval
 
 

@@ -9,7 +9,7 @@ import pytest
 from beancount_ledger import limits
 from beancount_ledger.bookkeeper import READS, file_text, reference_ledger, tool_results
 from beancount_ledger.chat_loop import within_reply_cap
-from piv_core.endpoint import Conversation, ToolCall
+from piv_core.policy import Conversation, ToolCall
 from piv_core.testing import run_policy_eval
 
 MARK = "; end of the long ledger"

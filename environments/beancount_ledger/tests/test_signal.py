@@ -11,7 +11,7 @@ from beancount_ledger import answer, baselines, world
 from beancount_ledger.scorer import SKILL_KINDS, score
 from beancount_ledger.taskset import LedgerTask, LedgerTaskConfig, make_task_data
 from beancount_ledger.tools import LedgerState, LedgerToolset, rollout
-from piv_core.endpoint import Conversation
+from piv_core.policy import Conversation
 
 SKILLS = {*(f"resolved_{k}" for k in SKILL_KINDS), *(f"has_{k}" for k in SKILL_KINDS), "balances_hit_share"}
 

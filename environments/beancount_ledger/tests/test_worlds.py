@@ -12,7 +12,7 @@ import verifiers.v1 as vf
 from beancount_ledger import answer, attacks, baselines, render, scorer, world
 from beancount_ledger.answer import golden_ledger, project
 from beancount_ledger.tools import LedgerState, LedgerToolset, rollout
-from piv_core.endpoint import Conversation
+from piv_core.policy import Conversation
 
 SEEDS = range(100)
 CHUNKS = [(hard, lo) for hard in (False, True) for lo in range(0, len(SEEDS), 10)]

@@ -28,7 +28,7 @@ import re
 import warnings
 from functools import cache
 
-from piv_core.endpoint import Conversation, Policy
+from piv_core.policy import Conversation, Policy
 from pyproj import CRS, Geod, Transformer
 from pyproj.enums import TransformDirection
 from pyproj.transformer import TransformerGroup

@@ -13,7 +13,7 @@ from geo_reprojection_v1.levels import RUNGS
 from geo_reprojection_v1.problem import INVERSE, REPROJECT, Problem
 from geo_reprojection_v1.reference import solve
 from geo_reprojection_v1.taskset import GeoConfig, GeoData, GeoTask, GeoTaskConfig, make_task_data
-from piv_core.endpoint import Conversation
+from piv_core.policy import Conversation
 from piv_core.testing import score_reply
 from pydantic import ValidationError
 
@@ -178,8 +178,8 @@ def test_graded_rungs_score_the_oracle_one_and_noisy_wrong_parts_at_most_a_fifth
 
 
 def test_the_baseline_endpoint_knows_the_guided_system_prompt_as_this_environments():
-    from piv_core.endpoint import system_prompt_of
+    from piv_core import plugins
 
-    mark = system_prompt_of("geo-reprojection-v1")
+    mark = plugins.load("geo-reprojection-v1").mark
     assert mark == prompt.SYSTEM_PROMPT_MARK
     assert mark in prompt.SYSTEM_PROMPT and mark in prompt.GUIDED_SYSTEM_PROMPT

@@ -9,7 +9,7 @@ import pytest
 from geo_reprojection_v1 import baselines
 from geo_reprojection_v1.problem import FAMILIES
 from geo_reprojection_v1.taskset import GeoConfig, GeoData, GeoTask, make_task_data
-from piv_core.endpoint import Conversation
+from piv_core.policy import Conversation
 from piv_core.testing import score_reply
 
 

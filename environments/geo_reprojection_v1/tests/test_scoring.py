@@ -7,7 +7,7 @@ from geo_reprojection_v1 import baselines, scoring
 from geo_reprojection_v1.problem import FAMILIES
 from geo_reprojection_v1.scoring import Part, grade_task, metric_name
 from geo_reprojection_v1.taskset import GeoConfig, GeoTask, make_task_data
-from piv_core.endpoint import Conversation
+from piv_core.policy import Conversation
 from piv_core.testing import score_reply
 
 NAMES = {"error", "error_ratio", "answered"} | {

@@ -8,7 +8,7 @@ import pytest
 from geo_reprojection_v1 import SingleReplyHarness, baselines, prompt
 from geo_reprojection_v1.problem import FAMILIES
 from geo_reprojection_v1.taskset import GeoConfig, GeoData, GeoTask, GeoTaskConfig, GeoTaskset, make_task_data
-from piv_core.endpoint import Conversation
+from piv_core.policy import Conversation
 from piv_core.testing import score_reply
 from pydantic import ValidationError
 

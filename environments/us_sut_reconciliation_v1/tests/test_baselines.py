@@ -5,7 +5,7 @@ from __future__ import annotations
 from statistics import fmean
 
 import pytest
-from piv_core.endpoint import Conversation
+from piv_core.policy import Conversation
 from us_sut_reconciliation_v1 import grading
 from us_sut_reconciliation_v1.baselines import POLICIES
 from us_sut_reconciliation_v1.taskset import UsSutConfig, UsSutData, UsSutTask, make_task_data

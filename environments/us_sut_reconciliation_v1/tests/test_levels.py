@@ -8,8 +8,8 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from piv_core.endpoint import Conversation
 from piv_core.ladder import rung_table
+from piv_core.policy import Conversation
 from piv_core.testing import score_reply
 from pydantic import ValidationError
 from us_sut_reconciliation_v1 import baselines, grading, prompt, rules

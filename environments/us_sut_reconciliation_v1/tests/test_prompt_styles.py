@@ -9,10 +9,10 @@ import itertools
 import re
 
 import pytest
-from piv_core.endpoint import Conversation
+from piv_core.policy import Conversation
 from piv_core.testing import score_reply
 from pydantic import ValidationError
-from us_sut_reconciliation_v1 import baselines, prompt, rules
+from us_sut_reconciliation_v1 import baselines, plugin, prompt, rules
 from us_sut_reconciliation_v1.ledger import SALE, TAXABLE
 from us_sut_reconciliation_v1.rules import FAULT_CODES, FIGURES, NEXUS_MISALLOCATION, TAX_MISCALCULATED
 from us_sut_reconciliation_v1.taskset import (
@@ -183,5 +183,5 @@ def test_a_bad_prompt_knob_fails_naming_it(knobs, named):
 
 def test_the_baseline_endpoint_recognises_every_style_by_the_marker():
     text = make_task_data(UsSutConfig(**FOCUSED), 0).system_prompt
-    assert baselines.SYSTEM_PROMPT == prompt.MARKER
+    assert plugin.PLUGIN.mark == prompt.MARKER
     assert prompt.MARKER in text and prompt.MARKER in prompt.SYSTEM_PROMPT

@@ -27,12 +27,12 @@ import random
 import re
 from decimal import Decimal
 
-from piv_core.endpoint import Conversation, Policy
 from piv_core.ledger_audit import DUPLICATE_INVOICE, OUTSIDE_PERIOD, answer_text, erring_audit
 from piv_core.money import cents_of
+from piv_core.policy import Conversation, Policy
 
 from us_sut_reconciliation_v1.ledger import SALE
-from us_sut_reconciliation_v1.prompt import MARKER, read_figures, read_ledger, read_scope
+from us_sut_reconciliation_v1.prompt import read_figures, read_ledger, read_scope
 from us_sut_reconciliation_v1.rules import (
     FAULT_CODES,
     FIGURES,
@@ -47,9 +47,6 @@ _ZERO = Decimal("0.00")
 ORACLE_NOTE = "Reconciled.\n"
 PURCHASE_CODES = (DUPLICATE_INVOICE, OUTSIDE_PERIOD, MISSING_EXEMPTION_CERT)
 """The codes a purchase can carry; a sale can carry any."""
-SYSTEM_PROMPT = MARKER
-"""What every system prompt of this environment contains (the baseline endpoint tells this
-environment's requests apart by it, whatever the prompt's style)."""
 _EXAMPLE = re.compile(r"^<answer>\n(.*?)\n</answer>$", re.MULTILINE | re.DOTALL)
 
 

@@ -15,11 +15,16 @@
 - `openai_internals`  the openai SDK's private pieces `chat_request` uses, behind a probe (the SDK's
                       public path when it fails);
 - `compat`            what differs between the verifiers versions supported (0.3.1 and 0.4);
-- `endpoint`          the OpenAI-compatible baseline endpoint serving every installed environment's
+- `plugins`           the one door to the environments: the ``piv.environments`` entry-point group
+                      and the `EnvironmentPlugin` protocol each environment registers;
+- `policy`            what a scripted policy is: the conversation it reads, the reply it gives;
+- `rollout_seeding`   which rollout of a group a request is, and the seed of its noisy policy;
+- `endpoint`          the OpenAI-compatible baseline endpoint serving every registered environment's
                       policies, ``noisy-<p>`` included;
 - `serving`           verifiers' env-server pool, started and stopped for tests and benchmarks;
 - `runs`              reads run directories written by vf-eval / vf-validate;
-- `summary`           the summary table and chart; `report` and `report_views` the HTML run report;
+- `summary`           the summary table and chart; `report`, `report_failures` and `report_views`
+                      the HTML run report; `skills` which tasks a per-skill metric is about;
 - `compare`           paired comparison of two runs;
 - `signal_health`     the learning-signal report over a ladder's rungs;
 - `export`            tasks to JSONL and a datasets dataset, and back;

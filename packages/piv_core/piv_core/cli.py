@@ -29,7 +29,9 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from piv_core.endpoint import MODEL_PREFIX, running_endpoint, serving
+from piv_core.endpoint import running_endpoint, serving
+from piv_core.plugins import NotRegistered
+from piv_core.policy import MODEL_PREFIX
 from piv_core.run_files import RunFileError, describe, read_text
 from piv_core.runs import read_eval_run, read_validate_run
 
@@ -168,7 +170,11 @@ def eval_main(argv: list[str] | None = None) -> None:
         argv += ["--run.name", config.run.name]
     with ExitStack() as stack:
         if config.model.startswith(MODEL_PREFIX):
-            base_url = stack.enter_context(running_endpoint(serving(config.env.taskset.id)))
+            try:
+                served = serving(config.env.taskset.id)
+            except NotRegistered as error:
+                raise SystemExit(f"eval: no baseline policies for --model {config.model}: {error}") from None
+            base_url = stack.enter_context(running_endpoint(served))
             argv += ["--client.base-url", base_url, "--client.api-key-var", BASELINE_KEY_VAR]
         vf_eval(argv)
     path = output_path(config)

@@ -24,8 +24,8 @@ non-zero with one line per failing row (the first `SHOWN`), naming the row and w
 
 A dataset is read as untrusted input: each row is first checked against `Row` (its columns
 and their types, each text at most `MAX_CELL` characters), and its ``env_id`` and the ``id``
-of its ``config`` must both name an installed environment of this suite
-(`piv_core.endpoint.suite_environment_ids`, found without importing anything) before any
+of its ``config`` must both name a registered environment of this suite
+(`piv_core.plugins.environment_ids`, read from metadata without importing anything) before any
 module is resolved, so no row can make the check import a module it names. A bad row is a
 line of the report, never a traceback.
 """
@@ -44,8 +44,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from piv_core.endpoint import suite_environment_ids
 from piv_core.knobs import argument, shown
+from piv_core.plugins import environment_ids
 
 INPUT_FIELDS = ("files",)
 """Task-data fields that are served to the model beyond the prompt text."""
@@ -82,12 +82,12 @@ class NotAnExport(ValueError):
 
 
 def admitted(env_id: Any) -> str:
-    """`env_id` when it is an installed environment of this suite; else ValueError naming the
-    id and the suite. Nothing is imported: the ids come from the installed distributions."""
-    suite = suite_environment_ids()
+    """`env_id` when it is a registered environment of this suite; else ValueError naming the
+    id and the suite. Nothing is imported: the ids come from the entry points' metadata."""
+    suite = environment_ids()
     if not isinstance(env_id, str) or env_id not in suite:
         raise ValueError(
-            f"{shown(env_id)} is not an installed environment of this suite ({', '.join(suite)})"
+            f"{shown(env_id)} is not a registered environment of this suite ({', '.join(suite)})"
         )
     return env_id
 

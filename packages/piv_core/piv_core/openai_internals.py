@@ -138,7 +138,7 @@ PROBE_BYTES = (
 PROBE_STREAM = (
     b'data: {"a":',
     b" 1}\n",
-    b"\n: a comment\r\nevent: thread.x\r\ndata: {\"b\"\r",
+    b'\n: a comment\r\nevent: thread.x\r\ndata: {"b"\r',
     b"\ndata: :2}\r\n\r\ndata: [DONE]\n\n",
 )
 PROBE_EVENTS = [(None, '{"a": 1}', {"a": 1}), ("thread.x", '{"b"\n:2}', {"b": 2}), (None, "[DONE]", None)]
@@ -260,8 +260,7 @@ def available() -> bool:
         probe()
     except ProbeFailed as failed:
         logger.warning(
-            "openai %s: the fast model-turn path is off, every model turn takes the SDK's public path "
-            "(%s)",
+            "openai %s: the fast model-turn path is off, every model turn takes the SDK's public path (%s)",
             _installed(),
             failed,
         )

@@ -69,6 +69,8 @@ class EvalRun:
     (the episode's and its traces'), and ``reason`` (one line: why it failed, when recorded)."""
     label: str | None = None
     """The short name tables, charts and comparisons show (`run_labels`); None: derived."""
+    env_id: str = ""
+    """The environment the run's episodes name (empty when they name none)."""
 
     @property
     def name(self) -> str:
@@ -187,6 +189,9 @@ def read_eval_run(path: str | Path) -> EvalRun:
     for episode in iter_episodes(run.path):
         traces = episode.get("traces") or []
         run.episodes += 1
+        env = episode.get("env")
+        if not run.env_id and isinstance(env, dict) and isinstance(env.get("id"), str):
+            run.env_id = env["id"]
         timed_out = episode.get("is_timeout") or any(t.get("is_timeout") for t in traces)
         errored = not episode.get("ok", False) or any(not t.get("ok", True) for t in traces)
         if timed_out:

@@ -42,36 +42,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from piv_core import plugins
 from piv_core.knobs import DECIMAL, argument, whole
 from piv_core.run_files import describe
-from piv_core.runs import EvalRun, completion_tokens, messages, read_eval_run, task_key, trace_total
+from piv_core.runs import EvalRun, output_tokens, read_eval_run, task_key, trace_total
+from piv_core.skills import SKILL_PREFIXES, applies
 
-NAIVE = {
-    "au-bas-reconciliation-v1": "silent",
-    "us-sut-reconciliation-v1": "gross-only",
-    "geo-reprojection-v1": "spherical",
-    "beancount-ledger": "untouched",
-}
-"""Each environment's naive policy: a well-formed answer from the obvious, wrong method."""
 DEFAULT_NOISY = (0.0, 0.1, 0.3, 0.6)
-SKILL_PREFIXES = ("recall_", "pass_", "resolved_")
-"""Per-skill metrics, reported per policy."""
-PRESENCE_PREFIXES = ("keyed_", "has_")
-"""Metrics saying whether (or how often) a task has the code, family or kind a skill metric is about."""
 FORMAT_METRICS = ("parsed", "answered")
 """Metrics saying whether a reply's answer could be read at all."""
-CHARS_PER_TOKEN = 4
-"""Characters a token, for an estimate where the endpoint reported no token usage."""
-
-
-def applies(metrics: dict, name: str) -> bool:
-    """Whether skill metric `name` is about something the trace's task has."""
-    suffix = name.split("_", 1)[1]
-    for prefix in PRESENCE_PREFIXES:
-        present = metrics.get(prefix + suffix)
-        if isinstance(present, int | float):
-            return present > 0
-    return True
 
 
 MAX_LEVELS = 32
@@ -94,7 +73,9 @@ class PolicyResult:
     """Whether some token counts are estimates from reply length (the endpoint reported no usage)."""
 
     @classmethod
-    def of(cls, policy: str, group: int, run: EvalRun) -> PolicyResult:
+    def of(
+        cls, policy: str, group: int, run: EvalRun, skill_prefixes: tuple[str, ...] = SKILL_PREFIXES
+    ) -> PolicyResult:
         result = cls(policy, group, errors=run.failed)
         skills: dict[str, list[float]] = {}
         for trace in run.traces:
@@ -102,13 +83,15 @@ class PolicyResult:
             metrics = trace.get("metrics") or {}
             shown = [metrics[m] for m in FORMAT_METRICS if isinstance(metrics.get(m), int | float)]
             result.parsed += [float(v) for v in shown[:1]]
-            result.tokens.append(completion_tokens(trace) or result.estimate(trace))
+            tokens, estimated = output_tokens(trace)
+            result.tokens.append(tokens)
+            result.estimated = result.estimated or estimated
             for name, reward in (trace.get("rewards") or {}).items():
                 if isinstance(reward, dict):
                     weighted = float(reward.get("score") or 0.0) * float(reward.get("weight", 1.0))
                     result.parts.setdefault(name, []).append(weighted)
             for name, value in metrics.items():
-                if name.startswith(SKILL_PREFIXES) and isinstance(value, int | float):
+                if name.startswith(skill_prefixes) and isinstance(value, int | float):
                     kept = skills.setdefault(name, [])  # listed even where no task has it
                     if applies(metrics, name):
                         kept.append(float(value))
@@ -127,12 +110,6 @@ class PolicyResult:
     def nonzero_share(self) -> float:
         means = self.task_means().values()
         return sum(m > 0 for m in means) / len(means) if means else 0.0
-
-    def estimate(self, trace: dict) -> int:
-        """The trace's tokens estimated from the length of the model's messages (noted in the table)."""
-        said = "".join(m.get("content") or "" for m in messages(trace) if m.get("role") == "assistant")
-        self.estimated = self.estimated or bool(said)
-        return -(-len(said) // CHARS_PER_TOKEN)
 
     def parts_cell(self) -> str:
         """The mean as the sum of its reward functions' weighted means (one function: "–")."""
@@ -165,22 +142,17 @@ def differing_share(results: list[PolicyResult]) -> float:
 
 
 def levels_of(env_id: str) -> list[int]:
-    """Every rung of `env_id`'s ``level`` knob (found by asking its config which levels it accepts)."""
-    import verifiers.v1 as vf
+    """Every rung of `env_id`'s ladder, as its registration lists them."""
+    plugin = plugins.load(env_id)
+    if not plugin.levels:
+        raise SystemExit(f"signal: {env_id} registers no ladder; pass its knobs instead and --levels none")
+    return list(plugin.levels)
 
-    config_type = vf.taskset_config_type(env_id)
-    if "level" not in config_type.model_fields:
-        raise SystemExit(f"signal: {env_id} has no level knob; pass its knobs instead and --levels none")
-    found = []
-    for level in range(1, MAX_LEVELS + 1):
-        try:
-            config_type(level=level)
-        except ValueError as exc:
-            if "level" in str(exc):
-                break
-            raise
-        found.append(level)
-    return found
+
+def skill_prefixes_of(env_id: str) -> tuple[str, ...]:
+    """The prefixes of `env_id`'s per-skill metrics (`SKILL_PREFIXES` when it registers none)."""
+    plugin = plugins.find(env_id)
+    return tuple(plugin.skill_prefixes) if plugin is not None and plugin.skill_prefixes else SKILL_PREFIXES
 
 
 def run_policy(
@@ -193,6 +165,7 @@ def run_policy(
     knobs: list[str],
     reuse: bool = False,
     real: bool = False,
+    skill_prefixes: tuple[str, ...] = SKILL_PREFIXES,
 ) -> PolicyResult:
     """One policy at one rung through ``eval`` (a baseline policy, or with `real` the model of that
     name wherever `knobs` point the client); its output goes to the run's ``signal.log``."""
@@ -201,7 +174,7 @@ def run_policy(
     label = re.sub(r"[^A-Za-z0-9._-]+", "_", policy)
     name = f"{env_id}--L{level if level is not None else 'default'}--{label}"
     if reuse and (runs / name / "traces.jsonl").exists():
-        return PolicyResult.of(policy, group, _read(runs / name))
+        return PolicyResult.of(policy, group, _read(runs / name), skill_prefixes)
     model = policy if real else f"baseline/{policy}"
     argv = [env_id, "--model", model, "-n", str(tasks), "-r", str(group), "--no-rich"]
     argv += ["-o", str(runs), "--run.name", name, "--clean", *knobs]
@@ -218,7 +191,7 @@ def run_policy(
     (runs / name / "signal.log").write_text(log.getvalue())
     if not (runs / name / "traces.jsonl").exists():
         raise SystemExit(f"signal: {name} wrote no traces:\n{log.getvalue()[-2000:]}")
-    return PolicyResult.of(policy, group, _read(runs / name))
+    return PolicyResult.of(policy, group, _read(runs / name), skill_prefixes)
 
 
 def _read(path: Path) -> EvalRun:
@@ -309,10 +282,15 @@ def main(argv: list[str] | None = None) -> None:
     if args.model:
         policies = [(args.model, args.group)]
     else:
-        naive = args.naive or NAIVE.get(args.env_id)
+        registered = plugins.find(args.env_id)
+        naive = args.naive or (registered.naive if registered is not None else None)
         policies = [("oracle", 1)] + ([(naive, 1)] if naive else [])
         policies += [(f"noisy-{p:g}", args.group) for p in args.noisy]
-    options = {"reuse": args.reuse, "real": bool(args.model)}
+    options = {
+        "reuse": args.reuse,
+        "real": bool(args.model),
+        "skill_prefixes": skill_prefixes_of(args.env_id),
+    }
     sections = []
     for level in levels:
         start = time.perf_counter()

@@ -1,10 +1,13 @@
 """Test helpers: score a reply through an environment's real `Task.score` with no model or runtime, run
-the suite's commands as a user would, and read back what a run report marks."""
+the suite's commands as a user would, read back what a run report marks, and register an environment
+written in a test the way an installed distribution registers one."""
 
 from __future__ import annotations
 
 import asyncio
+import re
 from html.parser import HTMLParser
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import verifiers.v1 as vf
@@ -136,3 +139,17 @@ class ReportMarks(HTMLParser):
     def handle_data(self, data: str) -> None:
         for _, record in self.open:
             record["text"] += data
+
+
+def register_environment(directory: Path, env_id: str, target: str) -> Path:
+    """Write, under `directory`, the metadata of a distribution that registers `target`
+    (``"module:attribute"``) as environment `env_id` in the ``piv.environments`` group; with
+    `directory` on ``sys.path`` (or ``PYTHONPATH``) the environment is registered. Returns the
+    metadata directory."""
+    from piv_core.plugins import ENTRY_POINT_GROUP
+
+    info = directory / f"{re.sub(r'[-_.]+', '_', env_id)}-0.0.0.dist-info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {env_id}\nVersion: 0.0.0\n")
+    (info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\n{env_id} = {target}\n")
+    return info

@@ -6,7 +6,11 @@ import json
 
 import httpx
 import pytest
-from piv_core.endpoint import BaselineEndpoint, Conversation, ToolCall, running_endpoint
+from piv_core import plugins
+from piv_core.endpoint import BaselineEndpoint, running_endpoint
+from piv_core.plugins import NotRegistered, Registration, environment_ids
+from piv_core.policy import Conversation, ToolCall
+from piv_core.testing import register_environment
 
 
 def _echo(conversation: Conversation) -> str:
@@ -99,13 +103,9 @@ def test_errors_name_the_problem(base_url):
     assert broken.status_code == 500 and "boom" in broken.json()["error"]["message"]
 
 
-def test_every_environment_registers_its_policies():
-    from piv_core.endpoint import load_policies
-
-    policies = load_policies("au-bas-reconciliation-v1")
-    assert {"oracle", "column-sums", "silent", "blanket", "garbage"} <= set(policies)
-    with pytest.raises(SystemExit, match="no baseline policies"):
-        load_policies("no-such-env")
+def test_an_unregistered_environment_is_refused_naming_the_entry_point_group():
+    with pytest.raises(NotRegistered, match="piv.environments"):
+        running_endpoint("no-such-env").__enter__()
 
 
 def test_endpoint_app_is_constructible_without_serving():
@@ -124,11 +124,9 @@ def _named(text: str):
 
 @pytest.fixture(scope="module")
 def shared_url():
-    from piv_core.endpoint import Environment
-
     environments = [
-        Environment("env-a", {"oracle": _named("A oracle"), "silent": _named("A silent")}, A_PROMPT),
-        Environment("env-b", {"reference": _named("B reference"), "silent": _named("B silent")}, B_PROMPT),
+        Registration("env-a", {"oracle": _named("A oracle"), "silent": _named("A silent")}, A_PROMPT),
+        Registration("env-b", {"reference": _named("B reference"), "silent": _named("B silent")}, B_PROMPT),
     ]
     with running_endpoint(environments) as url:
         yield url
@@ -164,27 +162,47 @@ def test_an_unrecognised_request_is_refused_naming_the_served_environments(share
 
 
 def test_environments_must_be_told_apart():
-    from piv_core.endpoint import Environment
-
-    with pytest.raises(ValueError, match="share a system prompt"):
-        BaselineEndpoint([Environment("a", {}, A_PROMPT), Environment("b", {}, A_PROMPT)])
-    with pytest.raises(ValueError, match="without a system prompt"):
-        BaselineEndpoint([Environment("a", {}, A_PROMPT), Environment("b", {}, None)])
+    with pytest.raises(ValueError, match="share a mark"):
+        BaselineEndpoint([Registration("a", {}, A_PROMPT), Registration("b", {}, A_PROMPT)])
+    with pytest.raises(ValueError, match="without a mark"):
+        BaselineEndpoint([Registration("a", {}, A_PROMPT), Registration("b", {}, None)])
     with pytest.raises(ValueError, match="no environment to serve"):
         BaselineEndpoint([])
 
 
-def test_an_environment_whose_prompt_varies_is_recognised_by_its_mark(tmp_path, monkeypatch):
-    """``SYSTEM_PROMPT_MARK`` wins over ``SYSTEM_PROMPT``: every rung's prompt contains the mark."""
-    from piv_core.endpoint import system_prompt_of
-
-    package = tmp_path / "varying_prompt_env"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "prompt.py").write_text(
-        'SYSTEM_PROMPT_MARK = "You audit varying ledgers."\n'
-        'SYSTEM_PROMPT = SYSTEM_PROMPT_MARK + " Rung 4 rules."\n'
+def test_an_environment_registered_by_entry_point_is_served_by_its_mark(tmp_path, monkeypatch):
+    """A distribution that registers a plugin in the group is served with every other one, and its
+    requests are told apart by its mark wherever in the system prompt the mark stands."""
+    (tmp_path / "varying_prompt_env.py").write_text(
+        '"""A test environment."""\n'
+        "from piv_core.plugins import Registration\n"
+        'PLUGIN = Registration("varying-prompt-env", {"oracle": lambda c: "varying oracle"}, '
+        'mark="You audit varying ledgers.")\n'
     )
-    (package / "baselines.py").write_text('SYSTEM_PROMPT = "a baselines prompt, found after the mark"\n')
+    register_environment(tmp_path, "varying-prompt-env", "varying_prompt_env:PLUGIN")
     monkeypatch.syspath_prepend(str(tmp_path))
-    assert system_prompt_of("varying-prompt-env") == "You audit varying ledgers."
+    assert "varying-prompt-env" in environment_ids()
+    with running_endpoint() as url:
+        system = "You audit varying ledgers. Rung 4 rules."
+        answer = _ask(url, "baseline/oracle", [{"role": "system", "content": system}])
+        assert answer.json()["choices"][0]["message"]["content"] == "varying oracle"
+
+
+def test_a_registration_that_breaks_the_protocol_is_refused_naming_what_is_wrong(tmp_path, monkeypatch):
+    (tmp_path / "broken_env.py").write_text(
+        '"""A broken test environment."""\n'
+        "from piv_core.plugins import Registration\n"
+        'PLUGIN = Registration("other-id", {"oracle": 3}, naive="nope", levels=(0,))\n'
+        "NOT_A_PLUGIN = object()\n"
+    )
+    register_environment(tmp_path, "broken-env", "broken_env:PLUGIN")
+    register_environment(tmp_path / "second", "bare-env", "broken_env:NOT_A_PLUGIN")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.syspath_prepend(str(tmp_path / "second"))
+    with pytest.raises(TypeError) as refused:
+        plugins.load("broken-env")
+    for problem in ("its id is 'other-id'", "not a mapping of names to callables", "'nope'", "levels"):
+        assert problem in str(refused.value)
+    with pytest.raises(TypeError, match="it lacks id, policies"):
+        plugins.load("bare-env")
+    assert {"broken-env", "bare-env"}.isdisjoint(plugins.load_all())  # left out, the others kept

@@ -7,7 +7,9 @@ import random
 
 import httpx
 import pytest
-from piv_core.endpoint import Conversation, Environment, Reasoned, ToolCall, noisy_share, running_endpoint
+from piv_core.endpoint import running_endpoint
+from piv_core.plugins import Registration
+from piv_core.policy import Conversation, Reasoned, ToolCall, noisy_share
 
 SYSTEM = "You are the noisy test environment."
 
@@ -24,8 +26,8 @@ def _thinking(conversation: Conversation):
     return Reasoned("<answer>42</answer>", reasoning="six times seven")
 
 
-TEXT_ENV = Environment("noisy-text", {"thinking": _thinking}, SYSTEM, _noisy_text)
-TOOLS_ENV = Environment("noisy-tools", {}, SYSTEM + " (tools)", _noisy_tools)
+TEXT_ENV = Registration("noisy-text", {"thinking": _thinking}, SYSTEM, _noisy_text)
+TOOLS_ENV = Registration("noisy-tools", {}, SYSTEM + " (tools)", _noisy_tools)
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +100,7 @@ def test_bad_noisy_names_are_refused(base_url):
 
 
 def test_environment_without_noisy_refuses_it():
-    env = Environment("plain", {"oracle": lambda c: "<answer>1</answer>"}, SYSTEM)
+    env = Registration("plain", {"oracle": lambda c: "<answer>1</answer>"}, SYSTEM)
     with running_endpoint([env]) as url:
         response = _ask(url, "baseline/noisy-0.1", _task("x"))
     assert response.status_code == 404 and "unknown baseline policy" in response.text

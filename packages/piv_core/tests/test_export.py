@@ -188,7 +188,7 @@ def test_every_bad_row_is_one_line_naming_it_and_nothing_it_names_is_imported(ex
         assert line.startswith(f"row {number}"), line
         assert names in line, (names, line)
         assert "Traceback" not in line and len(line) < 2000, line
-    assert set(resolved) <= set(export.suite_environment_ids()), resolved
+    assert set(resolved) <= set(export.environment_ids()), resolved
     assert not {"this", SENTINEL} & set(imported), imported
 
 
@@ -222,7 +222,7 @@ def test_export_refuses_an_environment_outside_the_suite_before_importing_it(tmp
     for bad in ("this", SENTINEL, "json"):
         with pytest.raises(SystemExit):
             export.main([bad, "-n", "1", "-o", str(tmp_path / "out")])
-        assert "not an installed environment of this suite" in capsys.readouterr().err
+        assert "not a registered environment of this suite" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         export.main(["geo-reprojection-v1", "-n", "١", "-o", str(tmp_path / "out")])
     assert "ASCII digits" in capsys.readouterr().err

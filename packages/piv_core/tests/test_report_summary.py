@@ -75,7 +75,7 @@ def test_the_failure_summary_comes_first_and_links_the_most_missed_figure_to_its
 
 
 def test_the_failure_summary_counts_the_cells_the_answer_view_marks(tmp_path, monkeypatch):
-    def view(trace: dict) -> str:
+    def view(trace: dict, registered) -> str:
         if trace["task"]["data"]["id"] == "t-4":
             return '<td class="figure" data-figure="1A">ok</td>'
         return (
