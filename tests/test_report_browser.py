@@ -23,7 +23,7 @@ from piv_core.answer import json_answer
 from piv_core.audit import fault_pairs, read_fault_map
 from piv_core.money import parse_cents
 from piv_core.report import write_html
-from piv_core.runs import EvalRun, last_reply, task_data, task_key
+from piv_core.runs import EvalRun, last_reply, run_labels, task_data, task_key
 from piv_core.testing import ReportMarks, run_baseline_eval
 
 pytestmark = pytest.mark.e2e
@@ -98,7 +98,8 @@ def test_au_bas_report_marks_exactly_the_differences(tmp_path, shots):
     page = tmp_path / "au-bas.html"
     write_html(runs, page)
     dom = rendered(page, shots / "report_aubas.png", tmp_path)
-    labels = [r.name for r in runs]
+    labels = run_labels(runs)
+    assert labels == ["oracle", "blanket"]  # the runs' names less what they share
     assert len(dom.rollouts) == 8 and {r["data-run"] for r in dom.rollouts} == set(labels)
     for run, label in zip(runs, labels):
         for trace in run.traces:
@@ -121,10 +122,11 @@ def test_beancount_report_shows_what_the_scorer_judged_and_the_ledger_diff(tmp_p
     page = tmp_path / "beancount.html"
     write_html(runs, page)
     dom = rendered(page, shots / "report_beancount.png", tmp_path)
-    for run in runs:
+    labels = run_labels(runs)
+    for run, label in zip(runs, labels):
         trace = run.traces[0]
         metrics, fixes = trace["metrics"], task_data(trace)["fixes"]
-        here = [m for m in dom.marked if m["data-run"] == run.name]
+        here = [m for m in dom.marked if m["data-run"] == label]
         unresolved = [m["data-fix"] for m in here if "data-fix" in m]
         assert len(unresolved) == round(len(fixes) * (1 - metrics["discrepancies_resolved"]))
         penalties = {m["text"].split()[0] for m in here if "penalty" in m["class"]}
@@ -135,7 +137,7 @@ def test_beancount_report_shows_what_the_scorer_judged_and_the_ledger_diff(tmp_p
         assert {x[1:] for x in lines if x.startswith("+")} <= written
     reference, plug = (r.traces[0] for r in runs)
     assert reference["rewards"]["ledger"]["score"] == 1.0 and plug["rewards"]["ledger"]["score"] < 1.0
-    assert any("data-fix" in m for m in dom.marked if m["data-run"] == runs[1].name)
+    assert any("data-fix" in m for m in dom.marked if m["data-run"] == labels[1])
 
 
 FIRST_SCREEN = (1400, 900)

@@ -29,7 +29,7 @@ Each attack, what the attacker does after it, and the outcome the end-to-end tes
   other spellings of it, run_beancount; then one of them again as the final ledger. Outcome 0:
   write_ledger refuses a ledger beancount cannot process, so nothing is written (the scorer's
   own crash path, reward 0 with ``scorer_error`` 1, is covered by the corpus family
-  ``attacks.division_by_zero_amount``).
+  ``attacks.ATTACKS["division_by_zero_amount"]``).
 - ``surrogate``: write_ledger, grep and read_file with a lone surrogate in their JSON arguments;
   then the reference ledger. Outcome 1.0: each bad call is an error message, the episode goes on.
 - ``flood``: 64 grep calls in one turn, then the reference ledger. Outcome 1.0; only the first 16

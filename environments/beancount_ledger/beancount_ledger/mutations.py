@@ -31,7 +31,7 @@ from decimal import Decimal
 from typing import Any
 
 from beancount_ledger import attacks, render, scorer
-from beancount_ledger.attacks import AttackResult, Attempt, _correction, _fix, _ledger, _net, _txn
+from beancount_ledger.attacks.blocks import AttackResult, Attempt, _correction, _fix, _ledger, _net, _txn
 from beancount_ledger.entitlement import Claim, balances, entitled_to
 from beancount_ledger.world import BANK, EQUITY, SUSPENSE, World
 
