@@ -165,8 +165,11 @@ def test_rung_one_is_served_its_own_prompt_and_tools(dev_worlds):
         "write_ledger", "write_ledger or append_ledger"
     )
     assert rules.strip() in contract.APPEND_SYSTEM_PROMPT
+    # Built without validation: which surface a rung gets is the question here, not whether a dev
+    # world is admitted (an installed copy refuses dev worlds at load).
     surfaces = {
-        level: LedgerTaskset.toolsets(LedgerConfig(selectors=["dev:0"], level=level)) for level in LEVELS
+        level: LedgerTaskset.toolsets(LedgerConfig.model_construct(selectors=["dev:0"], level=level))
+        for level in LEVELS
     }
     assert {level: t.config.surface for level, (t,) in surfaces.items()} == {
         1: "append",
@@ -174,7 +177,7 @@ def test_rung_one_is_served_its_own_prompt_and_tools(dev_worlds):
         3: "full",
         4: "full",
     }
-    (plain,) = LedgerTaskset.toolsets(LedgerConfig(selectors=["dev:0", "bank_recon_001"]))
+    (plain,) = LedgerTaskset.toolsets(LedgerConfig.model_construct(selectors=["dev:0", "bank_recon_001"]))
     assert plain.config.surface == "full"
     names = {name: [t["name"] for t in contract.tool_schemas(name)] for name in tools.SURFACES}
     assert names == {name: sorted(published) for name, published in tools.SURFACES.items()}
