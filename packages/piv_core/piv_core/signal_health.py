@@ -149,12 +149,6 @@ def levels_of(env_id: str) -> list[int]:
     return list(plugin.levels)
 
 
-def skill_prefixes_of(env_id: str) -> tuple[str, ...]:
-    """The prefixes of `env_id`'s per-skill metrics (`SKILL_PREFIXES` when it registers none)."""
-    plugin = plugins.find(env_id)
-    return tuple(plugin.skill_prefixes) if plugin is not None and plugin.skill_prefixes else SKILL_PREFIXES
-
-
 def run_policy(
     env_id: str,
     policy: str,
@@ -275,6 +269,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("-o", "--output", type=Path, help="also write the markdown here")
     parser.add_argument("--reuse", action="store_true", help="read runs already under --runs")
     args, knobs = parser.parse_known_args(argv)
+    registered = plugins.find(args.env_id)
     if args.levels:
         levels: list[int | None] = args.levels
     else:
@@ -282,14 +277,16 @@ def main(argv: list[str] | None = None) -> None:
     if args.model:
         policies = [(args.model, args.group)]
     else:
-        registered = plugins.find(args.env_id)
         naive = args.naive or (registered.naive if registered is not None else None)
         policies = [("oracle", 1)] + ([(naive, 1)] if naive else [])
         policies += [(f"noisy-{p:g}", args.group) for p in args.noisy]
     options = {
         "reuse": args.reuse,
         "real": bool(args.model),
-        "skill_prefixes": skill_prefixes_of(args.env_id),
+        # The environment's own per-skill prefixes, else the suite's (`SKILL_PREFIXES`).
+        "skill_prefixes": tuple(registered.skill_prefixes)
+        if registered and registered.skill_prefixes
+        else SKILL_PREFIXES,
     }
     sections = []
     for level in levels:
