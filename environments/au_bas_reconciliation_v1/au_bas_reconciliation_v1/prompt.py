@@ -128,9 +128,8 @@ are exact to the cent (with two labels asked and one of them right, half of it).
 
 _WORKING = """HOW TO WORK
 Before the answer block, work through the ledger in plain text, one line per row: the row's txn_id, its \
-type and category, its correct GST (for a taxable row, amount / 11 to the cent: an amount of 143.00 has a \
-correct GST of 143.00 / 11 = 13.00), whether the recorded gst equals it, and the fault codes that hold. \
-Then add up each label from those lines."""
+type and category, its correct GST (for a taxable row, this row's own amount / 11, to the cent), whether \
+the recorded gst equals it, and the fault codes that hold. Then add up each label from those lines."""
 WORK_FIRST = (
     "First write one line per row, in this form:\n"
     "<txn_id>: <category> is <taxable, GST-free or input-taxed>; correct GST <amount>; recorded gst <gst>; "

@@ -121,32 +121,36 @@ SPHERE_M = 6378137.0
 """The radius of the Web Mercator sphere: the WGS 84 semi-major axis."""
 PER_DEGREE_M = 111319.490793
 """``SPHERE_M * pi / 180`` to the micrometre as the formula prints it: metres of easting per degree."""
-STRETCH_DECIMALS = 10
-"""Decimals of the printed ln(tan(45° + latitude / 2)): 10 put the northing within a millimetre."""
+MERCATOR_DECIMALS = 8
+"""Decimals of the printed Mercator latitude: the northing they give is within 0.6 mm of the
+unrounded one."""
 FORMULA_GRIDS = ("webmerc",)
 """The grids with a closed-form formula a guided prompt states."""
 _SPHERE = "Web Mercator is the Mercator projection of a sphere of radius R = 6378137 m"
 
 
-def stretch(latitude: float) -> float:
-    """ln(tan(45° + latitude / 2)), the northing in units of R, rounded as the prompt prints it."""
-    return round(math.log(math.tan(math.radians(45.0 + latitude / 2.0))), STRETCH_DECIMALS)
+def mercator_latitude(latitude: float) -> float:
+    """(180 / pi) * ln(tan(45° + latitude / 2)): the northing in degrees of the equator, so that
+    northing = `PER_DEGREE_M` * it, rounded as the prompt prints it."""
+    return round(math.degrees(math.log(math.tan(math.radians(45.0 + latitude / 2.0)))), MERCATOR_DECIMALS)
 
 
 def formula_line(problem: Problem) -> str | None:
     """The formula a guided prompt states for the part, or None when its grid has none.
 
-    For a forward projection it also states this point's value of ln(tan(45° + latitude / 2)),
-    so what is left to work is two multiplications; an inverse is left to work in full."""
+    For a forward projection it writes both coordinates as products with this point's numbers in
+    place (its longitude and its Mercator latitude, evaluated), so what is left to work is two
+    multiplications by the same factor; an inverse is left to work in full."""
     if problem.grid not in FORMULA_GRIDS:
         return None
     if problem.family == REPROJECT:
-        value = f"{stretch(problem.inputs[1]):.{STRETCH_DECIMALS}f}"
+        longitude = degrees(problem.inputs[0])
+        value = f"{mercator_latitude(problem.inputs[1]):.{MERCATOR_DECIMALS}f}"
         return (
-            f"Formula: {_SPHERE}. Work in degrees, with no conversion to radians: easting = "
-            f"{PER_DEGREE_M} × longitude, and northing = 6378137 × ln(tan(45° + latitude / 2)), where for "
-            f"this point's latitude ln(tan(45° + latitude / 2)) = {value}. A western longitude gives a "
-            "negative easting and a southern latitude a negative northing."
+            f"Formula: {_SPHERE}. For this point, easting = {PER_DEGREE_M} × {longitude} (the longitude "
+            f"in degrees) and northing = {PER_DEGREE_M} × {value} (the point's Mercator latitude in "
+            "degrees, (180 / π) × ln(tan(45° + latitude / 2)), already evaluated). Multiply these two "
+            "out as written; nothing needs converting to radians."
         )
     if problem.family == INVERSE:
         return (
@@ -162,7 +166,7 @@ def formula_answer(problem: Problem) -> tuple[float, float]:
     """The answer the stated formula gives, worked from the numbers the prompt prints."""
     first, second = problem.inputs
     if problem.family == REPROJECT:
-        return PER_DEGREE_M * first, SPHERE_M * stretch(second)
+        return PER_DEGREE_M * first, PER_DEGREE_M * mercator_latitude(second)
     if problem.family == INVERSE:
         return first / PER_DEGREE_M, math.degrees(2.0 * math.atan(math.exp(second / SPHERE_M))) - 90.0
     raise ValueError(f"no formula for a {problem.family} part")

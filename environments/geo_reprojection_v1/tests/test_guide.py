@@ -153,6 +153,8 @@ def test_at_the_easiest_rung_no_degenerate_answer_earns_more_than_a_rough_honest
         "example": lambda part: (512345.678, 6123456.789),
         "swapped": lambda part: (part.key[1], part.key[0]),
         "lat_lon_swapped": lambda part: tuple(reversed(part.inputs)),
+        "stated_factors": lambda part: (part.inputs[0], prompt.mercator_latitude(part.inputs[1])),
+        "stated_constant": lambda part: (prompt.PER_DEGREE_M, prompt.PER_DEGREE_M),
     }
     floor = {name: _mean(easiest, answer) for name, answer in degenerate.items()}
     honest = {error: _mean(easiest, lambda part, e=error: rough(part, e)) for error in (0.01, 0.05, 0.1)}
