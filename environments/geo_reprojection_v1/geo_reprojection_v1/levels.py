@@ -2,14 +2,14 @@
 
 Rung 1 is one Web Mercator forward projection, the one grid with a closed-form spherical
 formula, guided (``guide``: the prompt writes both coordinates as products with the point's
-numbers in place, its longitude and its Mercator latitude in degrees evaluated, asks for plain-
-text working and shows the one answer line with names in place of numbers) and graded
+numbers in place, its longitude and its Mercator latitude in degrees evaluated, asks for
+plain-text working and shows the one answer line with names in place of numbers) and graded
 (``task.graded``): 1 / (1 + (error / 500 km)^2) at a 1 km tolerance, so a calculation a few
 percent off earns most of the reward and an answer that skips the arithmetic (zeros, the inputs,
 the stated numbers) under 0.03. Rung 2 asks four forward and inverse parts on the four WGS 84
 grids, guided and graded at a 100 km half-life, only the Web Mercator parts with a formula.
-Rungs 3 and up are pass/fail per part, unguided: rung 3 adds distance and bearing on the null-
-shift grids, rung 4 is the default task mix at the default tolerances, and rung 5 asks four
+Rungs 3 and up are pass/fail per part, unguided: rung 3 adds distance and bearing on the
+null-shift grids, rung 4 is the default task mix at the default tolerances, and rung 5 asks four
 parts of any family at half the default tolerances and rewards only a reply with every part
 right.
 
