@@ -35,7 +35,7 @@ from pyproj.transformer import TransformerGroup
 
 from geo_reprojection_v1.grading import error
 from geo_reprojection_v1.problem import BEARING, DISTANCE, INVERSE, REPROJECT, Problem
-from geo_reprojection_v1.prompt import part_texts, read_problem, stated_halflife
+from geo_reprojection_v1.prompt import part_texts, read_problem, stated_halflife, stated_per_coordinate
 
 MEAN_RADIUS_M = 6371008.8
 """The IUGG mean Earth radius, the sphere of the `spherical` baseline."""
@@ -181,21 +181,31 @@ def _offset(
 
 
 def _wrong(
-    part: str, right: tuple[float, ...], rng: random.Random, halflife: float | None = None
+    part: str,
+    right: tuple[float, ...],
+    rng: random.Random,
+    halflife: float | None = None,
+    per_coordinate: bool = False,
 ) -> tuple[float, ...]:
     """A realistic wrong answer to the part: one of `_mistakes` or an offset of 2-10 tolerances,
     drawn at random among those that miss the stated tolerance. Under graded scoring (`halflife`
     the prompt states) a miss is counted in half-lives: an offset of 2-10 of them, and a mistake
-    only where it misses by more than two, so a wrong part scores at most 0.2 at any half-life."""
+    only where it misses by more than two, so a wrong part scores at most 0.2 at any half-life;
+    scored coordinate by coordinate (`per_coordinate`), a grid point misses so on both."""
     problem, tolerance = read_problem(part)
     unit = tolerance if halflife is None else tolerance * halflife
     miss = tolerance if halflife is None else 2.0 * unit
     off = _offset(problem, right, unit * (2 + 8 * rng.random()), rng)
     candidates = [*_mistakes(part, problem, right), off]
     rng.shuffle(candidates)
+    each = per_coordinate and problem.family == REPROJECT
     for candidate in candidates:
-        if error(problem.family, candidate, right) > miss:
+        if each and min(abs(a - b) for a, b in zip(candidate, right, strict=True)) > miss:
             return candidate
+        if not each and error(problem.family, candidate, right) > miss:
+            return candidate
+    if each:
+        return tuple(value + unit * 100 for value in right)
     return _offset(problem, right, unit * 100, rng)
 
 
@@ -206,9 +216,10 @@ def noisy(conversation: Conversation, p: float, rng: random.Random) -> str:
         raise ValueError(f"p must be between 0 and 1, got {p}")
     values: list[float] = []
     halflife = stated_halflife(conversation.user_text)
+    per_coordinate = stated_per_coordinate(conversation.user_text)
     for part in part_texts(conversation.user_text):
         right = _solve_part(part)
-        values += _wrong(part, right, rng, halflife) if rng.random() < p else right
+        values += _wrong(part, right, rng, halflife, per_coordinate) if rng.random() < p else right
     return ORACLE_NOTE + _reply(tuple(values))
 
 

@@ -4,7 +4,8 @@ The generator decides what is asked; it never computes the answer (that is
 `reference.solve`, from the printed inputs). For `inverse` it projects the drawn point to
 make the grid coordinate it shows, then rounds it to the millimetre like every printed input.
 Everything is drawn from the `random.Random` it is handed, so a problem is a pure function
-of its seed.
+of its seed. With ``whole`` (`whole_point`) a Web Mercator forward part's point is one whose
+closed-form formula multiplies by whole numbers only.
 """
 
 from __future__ import annotations
@@ -14,9 +15,12 @@ import random
 
 from geo_reprojection_v1 import reference
 from geo_reprojection_v1.grids import GRIDS, Box, in_boxes
-from geo_reprojection_v1.problem import DISTANCE, INVERSE, REPROJECT, Problem, printed
+from geo_reprojection_v1.problem import DISTANCE, INVERSE, REPROJECT, Problem, degrees, printed
+from geo_reprojection_v1.prompt import mercator_latitude
 
 GRID_NAMES = tuple(GRIDS)
+WHOLE_PART = (REPROJECT, "webmerc")
+"""The one (family, grid) with whole-degree points: the forward formula a guided prompt states."""
 
 MIN_SEPARATION_DEG = 0.01
 """Point B lies this far (in degrees, roughly a kilometre) or more from point A ..."""
@@ -52,6 +56,33 @@ def point(rng: random.Random, grid: str) -> tuple[float, float]:
     return _micro(rng, west, east), _micro(rng, south, north)
 
 
+WHOLE_RANGE = (2, 19)
+"""The sizes of a whole-degree point's longitude and Mercator latitude: never 0 or 1, so that
+neither coordinate of the answer is 0 or the formula's constant itself."""
+
+
+def _whole(rng: random.Random) -> int:
+    low, high = WHOLE_RANGE
+    size = low + int(rng.random() * (high - low + 1))
+    return size if rng.random() < 0.5 else -size
+
+
+def whole_point(rng: random.Random) -> tuple[float, float]:
+    """A WGS 84 (lon, lat) whose longitude is a whole number of degrees and whose Mercator
+    latitude as the prompt prints it (`prompt.mercator_latitude`) is one too: the latitude is
+    printed to six decimals like every input, so a whole number is drawn again until one of
+    the printed latitudes next to its exact one gives it back."""
+    lon = float(_whole(rng))
+    while True:
+        mercator = _whole(rng)
+        exact = math.degrees(2.0 * math.atan(math.exp(math.radians(mercator)))) - 90.0
+        for step in (0, -1, 1, -2, 2):
+            lat = round(exact, 6) + step / 1e6
+            lat = float(degrees(lat))
+            if mercator_latitude(lat) == mercator:
+                return lon, lat
+
+
 def _second_point(rng: random.Random, grid: str, lon: float, lat: float) -> tuple[float, float]:
     """Point B: a log-uniform step from A in a random direction, kept inside the grid's boxes."""
     boxes = GRIDS[grid].boxes
@@ -66,10 +97,13 @@ def _second_point(rng: random.Random, grid: str, lon: float, lat: float) -> tupl
     return b
 
 
-def generate(rng: random.Random, families: tuple[str, ...], grids: tuple[str, ...] = GRID_NAMES) -> Problem:
-    """One problem: a family from `families`, a grid from `grids`, inputs as the prompt prints them."""
+def generate(
+    rng: random.Random, families: tuple[str, ...], grids: tuple[str, ...] = GRID_NAMES, whole: bool = False
+) -> Problem:
+    """One problem: a family from `families`, a grid from `grids`, inputs as the prompt prints them;
+    `whole`: a Web Mercator forward part's point is a `whole_point`."""
     family, grid = _pick(rng, families), _pick(rng, grids)
-    lon, lat = point(rng, grid)
+    lon, lat = whole_point(rng) if whole and (family, grid) == WHOLE_PART else point(rng, grid)
     if family == REPROJECT:
         return Problem(family, grid, (lon, lat))
     if family == INVERSE:

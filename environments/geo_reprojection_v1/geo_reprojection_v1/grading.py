@@ -97,12 +97,20 @@ def grade(
     tolerance: float,
     graded: bool = False,
     halflife: float = 1.0,
+    per_coordinate: bool = False,
 ) -> Grade:
-    """Score `reply`: pass/fail at `tolerance`; `graded`: 1 / (1 + (error / (tolerance * halflife))^2)."""
+    """Score `reply`: pass/fail at `tolerance`; `graded`: 1 / (1 + (error / (tolerance * halflife))^2);
+    `per_coordinate` (graded only): a ``reproject`` answer's easting and northing are each scored
+    so, on that coordinate's own error, and the answer scores their mean."""
     answer = parse_numbers(reply, ARITY[family])
     if answer is None:
         return UNANSWERED
-    return grade_answer(answer, family, key, tolerance, graded, halflife)
+    return grade_answer(answer, family, key, tolerance, graded, halflife, per_coordinate)
+
+
+def _decay(err: float, scale: float) -> float:
+    scaled = err / scale
+    return 1.0 / (1.0 + scaled * scaled)
 
 
 def grade_answer(
@@ -112,6 +120,7 @@ def grade_answer(
     tolerance: float,
     graded: bool = False,
     halflife: float = 1.0,
+    per_coordinate: bool = False,
 ) -> Grade:
     """Score the parsed numbers of one answer (see `grade`)."""
     err = error(family, answer, tuple(key))
@@ -119,8 +128,13 @@ def grade_answer(
     if not math.isfinite(ratio):
         ratio = sys.float_info.max
     if graded:
-        scaled = ratio / halflife
-        reward = 1.0 / (1.0 + scaled * scaled) if passable(family, err) else 0.0
+        scale = tolerance * halflife
+        if not passable(family, err):
+            reward = 0.0
+        elif per_coordinate and family == REPROJECT:
+            reward = sum(_decay(abs(a - k), scale) for a, k in zip(answer, key, strict=True)) / 2.0
+        else:
+            reward = _decay(err, scale)
     else:
         reward = float(passes(family, err, tolerance))
     return Grade(reward, err, ratio, 1.0)

@@ -3,18 +3,22 @@
 Rung 1 is one Web Mercator forward projection, the one grid with a closed-form spherical
 formula, guided (``guide``: the prompt writes both coordinates as products with the point's
 numbers in place, its longitude and its Mercator latitude in degrees evaluated, asks for
-plain-text working and shows the one answer line with names in place of numbers) and graded
-(``task.graded``): 1 / (1 + (error / 500 km)^2) at a 1 km tolerance, so a calculation a few
-percent off earns most of the reward and an answer that skips the arithmetic (zeros, the inputs,
-the stated numbers) under 0.03. Rung 2 asks four forward and inverse parts on the four WGS 84
-grids, guided and graded at a 100 km half-life, only the Web Mercator parts with a formula.
+plain-text working and shows the one answer line with names in place of numbers). Its points
+have a whole-number longitude and Mercator latitude (``whole_degrees``), so each coordinate is
+111319.490793 times a whole number from 2 to 9 either way. It is graded coordinate by
+coordinate (``task.graded_per_coordinate``): each scores 1 / (1 + (error / 15 km)^2) at a 1 km
+tolerance, so one right coordinate earns half the reward, a product right to three figures most
+of its half, and a wrong multiplier (111 km or more off) or an answer that skips the arithmetic
+(zeros, the inputs, the stated numbers) under 0.02. Rung 2 asks four forward and inverse parts
+on the four WGS 84 grids, guided and graded at a 100 km half-life, only the Web Mercator parts
+with a formula.
 Rungs 3 and up are pass/fail per part, unguided: rung 3 adds distance and bearing on the
 null-shift grids, rung 4 is the default task mix at the default tolerances, and rung 5 asks four
 parts of any family at half the default tolerances and rewards only a reply with every part
 right.
 
-The keys ``graded`` and ``graded_halflife`` set the task knobs ``task.graded`` and
-``task.graded_halflife`` (`taskset.TASK_KNOBS`); every other key is a taskset knob.
+The keys ``graded``, ``graded_halflife`` and ``graded_per_coordinate`` set the task knobs of
+those names (`taskset.TASK_KNOBS`); every other key is a taskset knob.
 """
 
 from __future__ import annotations
@@ -38,8 +42,10 @@ RUNGS = {
         "parts_per_task": 1,
         "scoring": "fraction",
         "guide": True,
+        "whole_degrees": True,
         "graded": True,
-        "graded_halflife": 500.0,
+        "graded_halflife": 15.0,
+        "graded_per_coordinate": True,
     },
     2: {
         "families": [REPROJECT, INVERSE],

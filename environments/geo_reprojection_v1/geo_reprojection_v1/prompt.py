@@ -12,7 +12,7 @@ and numbers and the scoring statement, then each part's `user_prompt` under ``Pa
 With ``guide`` on (the low rungs of the ladder) a task also says how to answer: work in plain
 text first, then one block for the whole question, its numbers named in order; it states the
 scoring even for one part, and every Web Mercator part carries the grid's closed-form spherical
-formula (`formula_line`), which agrees with PROJ to well under a millimetre (`formula_answer`).
+formula (`formula_line`), which agrees with PROJ to within 6 cm (`formula_answer`).
 The system prompt then shows the block without example figures (`system_prompt`).
 """
 
@@ -121,9 +121,9 @@ SPHERE_M = 6378137.0
 """The radius of the Web Mercator sphere: the WGS 84 semi-major axis."""
 PER_DEGREE_M = 111319.490793
 """``SPHERE_M * pi / 180`` to the micrometre as the formula prints it: metres of easting per degree."""
-MERCATOR_DECIMALS = 8
-"""Decimals of the printed Mercator latitude: the northing they give is within 0.6 mm of the
-unrounded one."""
+MERCATOR_DECIMALS = 6
+"""Decimals of the printed Mercator latitude, the inputs' own: the northing they give is within
+6 cm of the unrounded one, a small part of any guided tolerance (100 m or more)."""
 FORMULA_GRIDS = ("webmerc",)
 """The grids with a closed-form formula a guided prompt states."""
 _SPHERE = "Web Mercator is the Mercator projection of a sphere of radius R = 6378137 m"
@@ -135,6 +135,12 @@ def mercator_latitude(latitude: float) -> float:
     return round(math.degrees(math.log(math.tan(math.radians(45.0 + latitude / 2.0)))), MERCATOR_DECIMALS)
 
 
+def _factor(value: float) -> str:
+    """A factor of the stated formula, to six decimals without trailing zeros (a whole number bare)."""
+    text = f"{value:.{MERCATOR_DECIMALS}f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
 def formula_line(problem: Problem) -> str | None:
     """The formula a guided prompt states for the part, or None when its grid has none.
 
@@ -144,13 +150,13 @@ def formula_line(problem: Problem) -> str | None:
     if problem.grid not in FORMULA_GRIDS:
         return None
     if problem.family == REPROJECT:
-        longitude = degrees(problem.inputs[0])
-        value = f"{mercator_latitude(problem.inputs[1]):.{MERCATOR_DECIMALS}f}"
+        longitude = _factor(problem.inputs[0])
+        value = _factor(mercator_latitude(problem.inputs[1]))
         return (
-            f"Formula: {_SPHERE}. For this point, easting = {PER_DEGREE_M} × {longitude} (the longitude "
-            f"in degrees) and northing = {PER_DEGREE_M} × {value} (the point's Mercator latitude in "
-            "degrees, (180 / π) × ln(tan(45° + latitude / 2)), already evaluated). Multiply these two "
-            "out as written; nothing needs converting to radians."
+            f"Formula: for this point, easting = {PER_DEGREE_M} × {longitude} and northing = {PER_DEGREE_M} "
+            f"× {value}. Multiply these two out as written. ({_SPHERE}; {PER_DEGREE_M} is R × π / 180, "
+            f"{longitude} is the longitude in degrees and {value} the point's Mercator latitude in degrees, "
+            "(180 / π) × ln(tan(45° + latitude / 2)), already worked out; nothing needs converting to radians.)"
         )
     if problem.family == INVERSE:
         return (
@@ -262,14 +268,23 @@ _PART = re.compile(r"^Part (\d+)$", re.MULTILINE | re.ASCII)
 _SCORING = re.compile(r"^Scoring: .*$", re.MULTILINE)
 
 
-def scoring_line(count: int, scoring: Scoring, graded: bool = False, halflife: float = 1.0) -> str:
+_EACH_COORDINATE = (
+    "; a grid point's easting and northing are scored so one by one, e being that coordinate's own "
+    "error, and the point scores their mean"
+)
+
+
+def scoring_line(
+    count: int, scoring: Scoring, graded: bool = False, halflife: float = 1.0, per_coordinate: bool = False
+) -> str:
     """How a task of `count` parts is rewarded, as its prompt states it (a one-part task states it
-    only when guided)."""
+    only when guided); `per_coordinate` as `grading.grade`'s."""
+    by_coordinate = _EACH_COORDINATE if graded and per_coordinate else ""
     if count == 1:
         if graded:
             rule = (
                 f"your reward is 1 / (1 + (e / ({_tolerance(halflife)} * t))^2), where e is your answer's "
-                "error and t the tolerance"
+                f"error and t the tolerance{by_coordinate}"
             )
         else:
             rule = "your reward is 1 when your answer is within the tolerance and 0 otherwise"
@@ -277,7 +292,7 @@ def scoring_line(count: int, scoring: Scoring, graded: bool = False, halflife: f
     if graded:
         each = (
             f"each part scores 1 / (1 + (e / ({_tolerance(halflife)} * t))^2), where e is the part's error "
-            "and t its tolerance"
+            f"and t its tolerance{by_coordinate}"
         )
     else:
         each = "each part scores 1 when its answer is within that part's tolerance and 0 otherwise"
@@ -301,9 +316,26 @@ ANSWER_NAMES = {
 GUIDE_OPENING = "How to answer: "
 
 
+def _worksheet(problem: Problem) -> str:
+    """How to answer one Web Mercator forward part: the formula's two products to copy and
+    complete, then the answer line (the products' results are placeholders, nothing to copy)."""
+    longitude, value = _factor(problem.inputs[0]), _factor(mercator_latitude(problem.inputs[1]))
+    return (
+        f"{GUIDE_OPENING}copy the two lines below, replacing each <product> with the product worked out "
+        "digit by digit, then end your reply with the answer line, putting your easting in place of "
+        "EASTING and your northing in place of NORTHING (plain numbers, no digit grouping).\n"
+        f"easting = {PER_DEGREE_M} × {longitude} = <product>\n"
+        f"northing = {PER_DEGREE_M} × {value} = <product>\n"
+        "<answer>EASTING, NORTHING</answer>"
+    )
+
+
 def guide_line(problems: list[Problem]) -> str:
     """How to answer, for a guided task: working first, then the one block as its last line, with a
-    capitalised name in place of each number (no figures to copy)."""
+    capitalised name in place of each number (no figures to copy). A one-part Web Mercator forward
+    task gets a worksheet instead: its formula's two products to complete (`_worksheet`)."""
+    if len(problems) == 1 and formula_line(problems[0]) and problems[0].family == REPROJECT:
+        return _worksheet(problems[0])
     if len(problems) == 1:
         names = [name.upper() for name in ANSWER_NAMES[problems[0].family]]
         where = " and ".join(f"your {name.lower()} in place of {name}" for name in names)
@@ -331,13 +363,14 @@ def task_prompt(
     graded: bool = False,
     halflife: float = 1.0,
     guide: bool = False,
+    per_coordinate: bool = False,
 ) -> str:
     """The user prompt of a task: `user_prompt` for one part; for several, a header and each part.
 
     `guide`: the prompt ends with how to answer (`guide_line`), a one-part task states its
     scoring too (after the part), and Web Mercator parts state their formula."""
     problems = [problem for problem, _ in parts]
-    scored = scoring_line(len(parts), scoring, graded, halflife)
+    scored = scoring_line(len(parts), scoring, graded, halflife, per_coordinate)
     if len(parts) == 1:
         body = user_prompt(*parts[0], guide)
         return f"{body}\n{scored}\n\n{guide_line(problems)}" if guide else body
@@ -383,6 +416,12 @@ def stated_halflife(text: str) -> float | None:
     prompt states no graded scoring."""
     found = _HALFLIFE.search(text)
     return float(found.group(1)) if found else None
+
+
+def stated_per_coordinate(text: str) -> bool:
+    """Whether the prompt's scoring statement scores a grid point coordinate by coordinate."""
+    found = stated_scoring(text)
+    return found is not None and _EACH_COORDINATE in found
 
 
 def read_problems(text: str) -> list[tuple[Problem, float]]:

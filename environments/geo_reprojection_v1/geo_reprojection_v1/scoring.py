@@ -2,7 +2,8 @@
 
 A task asks one part (the default) or several; one answer block holds every part's numbers in
 part order, so a block with the wrong count leaves every part unanswered. Each part is graded
-on its own (`grading.grade_answer`); ``fraction`` scoring rewards the mean of the part scores,
+on its own (`grading.grade_answer`, graded or pass/fail, a grid point as a whole or coordinate by
+coordinate); ``fraction`` scoring rewards the mean of the part scores,
 ``all`` the lowest. A one-part task scores exactly as `grading.grade` does.
 
 Per family ``f`` (lower-cased, non-alphanumerics as ``_``) every trace carries ``has_f`` (1 when
@@ -64,13 +65,15 @@ def grade_task(
     scoring: Scoring = "fraction",
     graded: bool = False,
     halflife: float = 1.0,
+    per_coordinate: bool = False,
 ) -> TaskGrade:
     """Score `reply` against every part; the reward per `scoring` (see the module docstring)."""
     if not parts:
         raise ValueError("a task has at least one part")
+    how = (graded, halflife, per_coordinate)
     if len(parts) == 1:
         (part,) = parts
-        grades: tuple[Grade, ...] = (grade(reply, part.family, part.key, part.tolerance, graded, halflife),)
+        grades: tuple[Grade, ...] = (grade(reply, part.family, part.key, part.tolerance, *how),)
     else:
         answer = parse_numbers(reply, sum(ARITY[part.family] for part in parts))
         if answer is None:
@@ -79,9 +82,7 @@ def grade_task(
             grades, start = (), 0
             for part in parts:
                 end = start + ARITY[part.family]
-                grades += (
-                    grade_answer(answer[start:end], part.family, part.key, part.tolerance, graded, halflife),
-                )
+                grades += (grade_answer(answer[start:end], part.family, part.key, part.tolerance, *how),)
                 start = end
     scores = [g.within_tolerance for g in grades]
     reward = min(scores) if scoring == "all" else sum(scores) / len(scores)

@@ -107,6 +107,9 @@ class GeoTaskConfig(vf.TaskConfig):
     """Fold the error into the reward as 1 / (1 + (error / (tolerance * graded_halflife))^2)."""
     graded_halflife: Annotated[float, number()] = 1.0
     """The error, in tolerance units, at which the graded reward is 0.5."""
+    graded_per_coordinate: bool = False
+    """With ``graded``: a forward projection's easting and northing are scored one by one, each on
+    its own error, and the part scores their mean (partial credit for one right coordinate)."""
 
     @field_validator("graded_halflife")
     @classmethod
@@ -115,13 +118,24 @@ class GeoTaskConfig(vf.TaskConfig):
             raise ValueError(f"graded_halflife must be a positive number, got {value}")
         return value
 
+    @model_validator(mode="after")
+    def _per_coordinate_is_graded(self) -> GeoTaskConfig:
+        if self.graded_per_coordinate and not self.graded:
+            raise ValueError("graded_per_coordinate needs graded: set graded to true, or leave it off")
+        return self
+
 
 class GeoTask(vf.Task[GeoData, vf.State, GeoTaskConfig]):
     def _grade(self, trace: vf.Trace) -> scoring.TaskGrade:
         data, config = self.data, self.config
         parts = [Part(part.family, tuple(part.key), part.tolerance) for part in data.parts]
         return scoring.grade_task(
-            trace.last_reply, parts, data.scoring, config.graded, config.graded_halflife
+            trace.last_reply,
+            parts,
+            data.scoring,
+            config.graded,
+            config.graded_halflife,
+            config.graded_per_coordinate,
         )
 
     @vf.reward(weight=1.0)
@@ -147,7 +161,9 @@ class GeoTask(vf.Task[GeoData, vf.State, GeoTaskConfig]):
         parts = data.parts
         guided = prompt.guided(data.prompt_text)
         expected_scoring = (
-            prompt.scoring_line(len(parts), data.scoring, config.graded, config.graded_halflife)
+            prompt.scoring_line(
+                len(parts), data.scoring, config.graded, config.graded_halflife, config.graded_per_coordinate
+            )
             if len(parts) > 1 or guided
             else None
         )
@@ -236,10 +252,14 @@ class GeoConfig(vf.TasksetConfig):
     """Say in the prompt how to answer (plain-text working, then one block whose numbers are named in
     order), state the scoring even for one part, and give each Web Mercator part its closed-form
     formula; the system prompt's example then shows no figures. Off: the prompt as it always was."""
+    whole_degrees: bool = False
+    """Draw each Web Mercator forward part's point with a whole-number longitude and a whole-number
+    Mercator latitude (2 to 9 degrees either way), so its stated formula multiplies by whole
+    numbers; needs families [reproject] and grids [webmerc]."""
     level: Level = None
     """A rung of `levels.RUNGS` (1 easiest): sets families, grids, tolerance_scale,
-    parts_per_task, scoring and, where the rung lists them, guide, task.graded and
-    task.graded_halflife. Unset: those knobs as given."""
+    parts_per_task, scoring and, where the rung lists them, guide, whole_degrees, task.graded,
+    task.graded_halflife and task.graded_per_coordinate. Unset: those knobs as given."""
     seed: Annotated[int, integer()] = DEFAULT_SEED
     """Generator seed; task i depends only on (split, seed, i), the knobs above and the tolerances."""
     split: Split = "train"
@@ -293,6 +313,11 @@ class GeoConfig(vf.TasksetConfig):
                 )
         apply_level(self, {n: {k: v for k, v in r.items() if k not in TASK_KNOBS} for n, r in RUNGS.items()})
         self._task_level()
+        if self.whole_degrees and (self.families, self.grids) != ([REPROJECT], ["webmerc"]):
+            raise ValueError(
+                "whole_degrees draws Web Mercator forward points only: it needs families ['reproject'] "
+                f"and grids ['webmerc'], got {self.families} and {self.grids}"
+            )
         for family in FAMILIES:
             cap = grading.sentinel(family)
             if not self.tolerance(family) < cap:
@@ -329,7 +354,11 @@ class GeoConfig(vf.TasksetConfig):
 
 
 TOLERANCE_KNOBS = ("position_tolerance_m", "distance_tolerance_m", "bearing_tolerance_deg")
-TASK_KNOBS = {"graded": "graded", "graded_halflife": "graded_halflife"}
+TASK_KNOBS = {
+    "graded": "graded",
+    "graded_halflife": "graded_halflife",
+    "graded_per_coordinate": "graded_per_coordinate",
+}
 """Rung keys that set a `GeoTaskConfig` field (rung key -> field) rather than a taskset knob."""
 
 
@@ -367,7 +396,12 @@ def task_data(
     config = task_config or GeoTaskConfig()
     first, *more = [_part(p, t) for p, t in zip(problems, tolerances, strict=True)]
     text = prompt.task_prompt(
-        list(zip(problems, tolerances, strict=True)), scoring, config.graded, config.graded_halflife, guide
+        list(zip(problems, tolerances, strict=True)),
+        scoring,
+        config.graded,
+        config.graded_halflife,
+        guide,
+        config.graded_per_coordinate,
     )
     return GeoData(
         idx=idx,
@@ -389,7 +423,9 @@ def make_task_data(config: GeoConfig, idx: int) -> GeoData:
     """Task `idx` of the stream `config` describes (its parts drawn one after another)."""
     rng = split_rng(config.split, config.seed, idx)
     families, grids = tuple(config.families), tuple(config.grids)
-    problems = [generator.generate(rng, families, grids) for _ in range(config.parts_per_task)]
+    problems = [
+        generator.generate(rng, families, grids, config.whole_degrees) for _ in range(config.parts_per_task)
+    ]
     return task_data(
         problems,
         [config.tolerance(p.family) for p in problems],

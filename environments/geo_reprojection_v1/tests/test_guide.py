@@ -74,7 +74,9 @@ def test_a_guided_prompt_says_how_to_answer_and_shows_no_figures(parts):
         assert data.system_prompt == prompt.GUIDED_SYSTEM_PROMPT and "512345" not in data.system_prompt
         assert "plain text" in data.system_prompt and prompt.guided(data.prompt)
         last = data.prompt.split("\n\n")[-1]
-        assert last.startswith(prompt.GUIDE_OPENING) and "step by step" in last
+        worksheet = parts == 1 and data.family == "reproject" and data.grid == "webmerc"
+        assert last.startswith(prompt.GUIDE_OPENING)
+        assert "<product>" in last if worksheet else "step by step" in last, last
         assert last.splitlines()[-1].startswith("<answer>") and data.prompt.endswith("</answer>")
         block = last[last.index("<answer>") : last.index("</answer>")]
         assert not any(ch.isdigit() for ch in block.replace("1", "").replace("2", "").replace("3", ""))
@@ -84,7 +86,7 @@ def test_a_guided_prompt_says_how_to_answer_and_shows_no_figures(parts):
         assert _valid(task), data.id
 
 
-def test_the_stated_formula_agrees_with_proj_to_a_millimetre():
+def test_the_stated_formula_agrees_with_proj_to_six_centimetres():
     worst = 0.0
     for lon in range(-165, 166, 15):
         for lat in range(-70, 71, 7):
@@ -97,7 +99,7 @@ def test_the_stated_formula_agrees_with_proj_to_a_millimetre():
                 back = Problem(INVERSE, "webmerc", tuple(round(v, 3) for v in key))
                 lon_lat = prompt.formula_answer(back)
                 assert lon_lat == pytest.approx(solve(back), abs=1e-8)
-    assert worst < 1e-3
+    assert worst < 0.06  # the Mercator latitude is stated to six decimals, as the inputs are
 
 
 def test_validate_rejects_a_tampered_guide_formula_or_system_prompt():
@@ -157,10 +159,39 @@ def test_at_the_easiest_rung_no_degenerate_answer_earns_more_than_a_rough_honest
         "stated_constant": lambda part: (prompt.PER_DEGREE_M, prompt.PER_DEGREE_M),
     }
     floor = {name: _mean(easiest, answer) for name, answer in degenerate.items()}
-    honest = {error: _mean(easiest, lambda part, e=error: rough(part, e)) for error in (0.01, 0.05, 0.1)}
-    assert max(floor.values()) < 0.05, floor
-    assert honest[0.01] > 0.8 and honest[0.05] > 0.4 and honest[0.1] > 0.15, honest
+    # Every coordinate is 111319.490793 times a whole number of 2 to 19: an honest product right to
+    # three or four figures earns most of the reward, a wrong multiplier (111 km off or more) little.
+    honest = {error: _mean(easiest, lambda part, e=error: rough(part, e)) for error in (0.001, 0.005, 0.01)}
+    assert max(floor.values()) < 0.03, floor
+    assert honest[0.001] > 0.8 and honest[0.005] > 0.3 and honest[0.01] > 0.1, honest
     assert min(honest.values()) > 3 * max(floor.values()), (honest, floor)
+
+
+def test_at_the_easiest_rung_each_coordinate_earns_half(easiest):
+    for task in easiest[:50]:
+        part = task.data.parts[0]
+        easting, northing = part.key
+        for answer, expected in (
+            ((easting, northing), 1.0),
+            ((easting, northing + 3e6), 0.5),
+            ((easting - 3e6, northing), 0.5),
+            ((easting + 3e6, northing - 3e6), 0.0),
+        ):
+            reward = score_reply(task, f"<answer>{answer[0]:.3f}, {answer[1]:.3f}</answer>").reward
+            assert reward == pytest.approx(expected, abs=0.001), (task.data.id, answer)
+
+
+def test_the_easiest_rung_multiplies_by_whole_numbers_only(easiest):
+    sizes = set()
+    for task in easiest:
+        lon, lat = task.data.parts[0].inputs
+        mercator = prompt.mercator_latitude(lat)
+        assert lon == int(lon) and mercator == int(mercator), task.data.id
+        sizes |= {abs(int(lon)), abs(int(mercator))}
+        worksheet = task.data.prompt.split("How to answer: ")[1]
+        assert f"easting = 111319.490793 × {int(lon)} = <product>" in worksheet
+        assert f"northing = 111319.490793 × {int(mercator)} = <product>" in worksheet
+    assert sizes == set(range(2, 20))
 
 
 def test_graded_rungs_score_the_oracle_one_and_noisy_wrong_parts_at_most_a_fifth():

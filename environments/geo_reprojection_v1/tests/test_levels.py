@@ -84,7 +84,11 @@ def test_the_prompt_states_every_part_its_tolerance_and_the_scoring(level):
         numbers = sum(ARITY[part.family] for part in parts)
         assert len(parts) == 1 or f"{numbers} numbers in all" in data.prompt
         assert prompt.stated_scoring(data.prompt) == prompt.scoring_line(
-            len(parts), config.scoring, config.task.graded, config.task.graded_halflife
+            len(parts),
+            config.scoring,
+            config.task.graded,
+            config.task.graded_halflife,
+            config.task.graded_per_coordinate,
         )
         assert prompt.guided(data.prompt) == config.guide
 
