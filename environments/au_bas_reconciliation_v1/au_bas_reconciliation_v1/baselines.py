@@ -30,12 +30,13 @@ from piv_core.ledger_audit import answer_text, erring_audit
 from piv_core.policy import Conversation, Policy
 
 from au_bas_reconciliation_v1.ledger import SALE, Row
-from au_bas_reconciliation_v1.prompt import read_labels, read_ledger, read_scope
+from au_bas_reconciliation_v1.prompt import ROW_KEY, read_labels, read_ledger, read_scope
 from au_bas_reconciliation_v1.rules import (
     FAULT_CODES,
     MISSING_ABN_OVER_THRESHOLD,
     correct_gst,
     reconcile,
+    row_gst,
     totals,
 )
 
@@ -65,10 +66,17 @@ def _totals(rows: list[Row], gst_of) -> dict[str, Decimal]:
     return {"G1": g1, "1A": a1, "1B": b1, "net": a1 - b1}
 
 
+def _asks_rows(conversation: Conversation) -> bool:
+    """Whether the system prompt asks for every row's correct GST (`ROW_KEY`)."""
+    return read_scope(_system_text(conversation)).rows
+
+
 def oracle(conversation: Conversation) -> str:
     text = conversation.user_text
-    key = reconcile(*read_ledger(text), stated_codes(conversation)).asking(read_labels(text))
-    return ORACLE_NOTE + answer_text(key.figures, key.faults)
+    quarter, rows = read_ledger(text)
+    key = reconcile(quarter, rows, stated_codes(conversation)).asking(read_labels(text))
+    per_row = (ROW_KEY, row_gst(rows)) if _asks_rows(conversation) else None
+    return ORACLE_NOTE + answer_text(key.figures, key.faults, per_row)
 
 
 def noisy(conversation: Conversation, p: float, rng: random.Random) -> str:
@@ -82,8 +90,13 @@ def noisy(conversation: Conversation, p: float, rng: random.Random) -> str:
     faults, kept, trusted = erring_audit(
         rows, key.faults, p, rng, lambda row: sale_codes if row.kind == SALE else codes
     )
-    labels = totals(kept, lambda row: row.gst if row.txn_id in trusted else correct_gst(row))
-    return ORACLE_NOTE + answer_text({label: labels[label] for label in read_labels(text)}, faults)
+
+    def gst_of(row: Row) -> Decimal:
+        return row.gst if row.txn_id in trusted else correct_gst(row)
+
+    labels = totals(kept, gst_of)
+    per_row = (ROW_KEY, {row.txn_id: gst_of(row) for row in rows}) if _asks_rows(conversation) else None
+    return ORACLE_NOTE + answer_text({label: labels[label] for label in read_labels(text)}, faults, per_row)
 
 
 def column_sums(conversation: Conversation) -> str:

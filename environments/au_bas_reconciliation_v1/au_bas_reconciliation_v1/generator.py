@@ -94,7 +94,7 @@ ROW_MIXES = (MIXED, TAXABLE_SALES, ROUND_TAXABLE_SALES)
 default), or sales of taxable categories only, priced anywhere in `PRICE_CENTS`
 (``taxable_sales``) or at a whole number of dollars times 11, so that the correct GST is whole
 dollars (``round_taxable_sales``, GST from $1 to `ROUND_GST_DOLLARS`)."""
-ROUND_GST_DOLLARS = 40
+ROUND_GST_DOLLARS = 9
 SALE_SHARE = 0.55
 """The chance that a row is a sale."""
 

@@ -3,20 +3,24 @@
 Reading and scoring are `piv_core.ledger_audit`'s: the last ``<answer>`` block must hold a JSON
 object whose ``faults`` is a fault map, or every score is 0 and ``parsed`` is 0; a label that
 is missing or not an exact cent amount is simply wrong. Every label the task asks for is graded
-(all four unless the `labels` knob names fewer). Each trace also carries ``<label>_correct`` per
-label and ``precision_<code>``, ``recall_<code>``, ``keyed_<code>`` per fault code.
+(all four unless the `labels` knob names fewer), and so is every row's correct GST when the
+task asks for it (``row_figures``: the answer's ``gst`` map, one figure per row). Each trace
+also carries ``<label>_correct`` per label and ``precision_<code>``, ``recall_<code>``,
+``keyed_<code>`` per fault code.
 """
 
 from __future__ import annotations
 
 from piv_core.ledger_audit import Grade, Scheme
 
+from au_bas_reconciliation_v1.prompt import ROW_KEY
 from au_bas_reconciliation_v1.rules import FAULT_CODES, LABELS
 
 SCHEME = Scheme(
     labels=LABELS,
     graded=LABELS,
     codes=FAULT_CODES,
+    row_key=ROW_KEY,
     metric_names={
         "bas_label_accuracy": "figure_accuracy",
         "fault_precision": "fault_precision",
@@ -31,8 +35,13 @@ parse_answer = SCHEME.parse
 
 
 def grade(
-    reply: str | None, bas: dict[str, int], faults: dict[str, list[str]], partial: bool = False
+    reply: str | None,
+    bas: dict[str, int],
+    faults: dict[str, list[str]],
+    partial: bool = False,
+    rows: dict[str, int] | None = None,
 ) -> Grade:
-    """Score `reply` against the corrected BAS (cents by label) and the fault key; `partial`:
-    partial credit per label (the `figure_credit` knob's ``partial``)."""
-    return SCHEME.grade(reply, bas, faults, partial)
+    """Score `reply` against the corrected BAS (cents by label), the per-row GST asked for
+    (`rows`, by txn_id) and the fault key; `partial`: partial credit per figure (the
+    `figure_credit` knob's ``partial``)."""
+    return SCHEME.grade(reply, bas, faults, partial, rows)

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from datetime import date
 from typing import NamedTuple
 
+from piv_core.ledger_audit import worksheet as ledger_worksheet
+
 from au_bas_reconciliation_v1.ledger import GST_FREE, INPUT_TAXED, TAXABLE, Quarter, Row, from_csv, to_csv
 from au_bas_reconciliation_v1.rules import (
     ABN_THRESHOLD,
@@ -125,6 +127,19 @@ PARTIAL_CREDIT_NOTE = """GRADING OF THE FIGURES
 Each label asked for counts on its own: the figures part of the score is the share of those labels that \
 are exact to the cent (with two labels asked and one of them right, half of it)."""
 """What a prompt says when partial credit per label is on (`figure_credit` ``partial``)."""
+ROW_KEY = "gst"
+"""The answer key of the per-row figures (`row_figures`): {txn_id: the row's correct GST}."""
+ROW_RULE = (
+    f"- {ROW_KEY} maps every txn_id of the ledger, written exactly as there, to that row's correct GST "
+    "(CORRECT GST OF A ROW): one entry per row, 0.00 for a GST-free or input-taxed row. A row's entry "
+    "counts as right only when faults also lists that row if it has a fault, and leaves it out if it has none."
+)
+"""The answer-format rule of a task that asks for every row's correct GST."""
+ROW_CREDIT_NOTE = f"""GRADING OF THE FIGURES
+Each figure asked for counts on its own, every row's entry in {ROW_KEY} as much as each label: the figures \
+part of the score is the share of them that are right (a label exact to the cent; a row's entry exact to \
+the cent with that row in faults exactly when it has a fault)."""
+"""What a prompt that asks for the per-row figures says under partial credit."""
 
 _WORKING = """HOW TO WORK
 Before the answer block, work through the ledger in plain text, one line per row: the row's txn_id, its \
@@ -139,9 +154,31 @@ WORK_FIRST = (
 """The closing line of a focused task's user prompt."""
 
 
-def _focused(codes: Sequence[str], labels: Sequence[str]) -> str:
+def _treatment(category: str) -> str:
+    return "taxable" if category in TAXABLE else "GST-free" if category in GST_FREE else "input-taxed"
+
+
+def worksheet(rows: Sequence[Row], labels: Sequence[str]) -> str:
+    """The closing part of a user prompt that asks for every row's correct GST (`ROW_KEY`): one
+    line per row to copy and complete (its category's treatment stated, a taxable row's division
+    written out with the result left open), a line per label, and the answer line with this
+    ledger's txn_ids in place and every figure a placeholder."""
+    lines = []
+    for row in rows:
+        treatment = _treatment(row.category)
+        gst = f"{row.amount} / 11 = <result>" if treatment == "taxable" else "0.00"
+        lines.append(
+            f"{row.txn_id}: {row.category} is {treatment}, so correct GST = {gst}; recorded gst {row.gst}; "
+            "<the fault code that holds, or no fault>"
+        )
+    asked = [label for label in LABELS if label in labels]
+    return ledger_worksheet(lines, asked, ROW_KEY, [row.txn_id for row in rows], "txn_id")
+
+
+def _focused(codes: Sequence[str], labels: Sequence[str], rows: bool = False) -> str:
     """The system prompt of style ``focused``: the rules of the fault codes `codes` and of the
-    labels `labels` only, an invitation to work row by row, and an answer example without figures."""
+    labels `labels` only, an invitation to work row by row, and an answer example without figures;
+    `rows`: the answer holds every row's correct GST too (`ROW_KEY`)."""
     rules_of = [CODE_RULES[code] for code in FAULT_CODES if code in codes]
     bas = [_LEAVE_OUT] if DUPLICATE_INVOICE in codes or OUTSIDE_PERIOD in codes else []
     for label in LABELS:
@@ -151,6 +188,10 @@ def _focused(codes: Sequence[str], labels: Sequence[str]) -> str:
             bas.append(rule + (denied if label == "1B" else ""))
     asked = [label for label in LABELS if label in labels]
     example = ", ".join(f'"{label}": "<dollars.cents>"' for label in asked)
+    keys = ", ".join(asked)
+    if rows:
+        example += f', "{ROW_KEY}": {{"<txn_id>": "<dollars.cents>"}}'
+        keys += f", {ROW_KEY}"
     left_out = bool(bas) and bas[0] == _LEAVE_OUT
     which = (
         "code of this task is the one"
@@ -178,14 +219,14 @@ CORRECTED BAS (dollars and cents, exact to the cent)
 {_WORKING}
 
 ANSWER FORMAT
-Finish with one <answer> block holding a JSON object with exactly these keys: {", ".join(asked)} and \
+Finish with one <answer> block holding a JSON object with exactly these keys: {keys} and \
 faults. The block below shows its shape only: put this ledger's own figures, txn_ids and codes in \
 place of the <...> placeholders. The <answer> and </answer> tags are required: a JSON object or \
 code block without them is not read.
 <answer>
 {{{example}, "faults": {{"<txn_id>": ["<fault_code>"]}}}}
 </answer>
-{_FORMAT_RULES}"""
+{_FORMAT_RULES}{chr(10) + ROW_RULE if rows else ""}"""
 
 
 def system_prompt(
@@ -193,33 +234,41 @@ def system_prompt(
     codes: Sequence[str] = FAULT_CODES,
     labels: Sequence[str] = LABELS,
     credit: str = ALL_OR_NOTHING,
+    rows: bool = False,
 ) -> str:
     """The system prompt of a task: `SYSTEM_PROMPT` itself at the default configuration.
 
     Style ``focused`` states only the fault codes `codes` (the ones the task can plant, no
     other ever holds there) and the labels `labels`; ``full`` states everything. Under partial
-    credit (`credit` ``partial``) the prompt says how the figures are scored."""
+    credit (`credit` ``partial``) the prompt says how the figures are scored. `rows` (focused
+    only): the answer also holds every row's correct GST under `ROW_KEY`."""
     if style not in PROMPT_STYLES or credit not in FIGURE_CREDITS:
         raise ValueError(f"unknown prompt style {style!r} or figure credit {credit!r}")
-    text = SYSTEM_PROMPT if style == FULL else _focused(codes, labels)
-    return text + "\n\n" + PARTIAL_CREDIT_NOTE if credit == PARTIAL else text
+    if rows and style != FOCUSED:
+        raise ValueError("per-row figures need the focused prompt style")
+    text = SYSTEM_PROMPT if style == FULL else _focused(codes, labels, rows)
+    note = ROW_CREDIT_NOTE if rows else PARTIAL_CREDIT_NOTE
+    return text + "\n\n" + note if credit == PARTIAL else text
 
 
 class PromptScope(NamedTuple):
-    """What a system prompt states: its style, the fault codes it lists, its figure credit."""
+    """What a system prompt states: its style, the fault codes it lists, its figure credit, and
+    whether it asks for every row's correct GST."""
 
     style: str
     codes: tuple[str, ...]
     credit: str
+    rows: bool = False
 
 
 def read_scope(system: str) -> PromptScope:
     """The style, fault codes and figure credit a system prompt of this environment states
     (read from the text; `system_prompt` of them must give the same text back)."""
-    credit = PARTIAL if system.endswith("\n\n" + PARTIAL_CREDIT_NOTE) else ALL_OR_NOTHING
+    notes = ("\n\n" + PARTIAL_CREDIT_NOTE, "\n\n" + ROW_CREDIT_NOTE)
+    credit = PARTIAL if system.endswith(notes) else ALL_OR_NOTHING
     style = FULL if system.startswith(SYSTEM_PROMPT) else FOCUSED
     codes = tuple(code for code in FAULT_CODES if f"\n{CODE_RULES[code]}\n" in system)
-    return PromptScope(style, codes, credit)
+    return PromptScope(style, codes, credit, f"\n{ROW_RULE}" in system)
 
 
 _ASKED = re.compile(r"^BAS labels to report: (.+)$", re.MULTILINE)
@@ -228,17 +277,24 @@ _LEDGER = re.compile(r"```csv\n(.*?)\n```", re.DOTALL)
 
 
 def user_prompt(
-    business: str, quarter: Quarter, rows: list[Row], labels: Sequence[str] = LABELS, style: str = FULL
+    business: str,
+    quarter: Quarter,
+    rows: list[Row],
+    labels: Sequence[str] = LABELS,
+    style: str = FULL,
+    per_row: bool = False,
 ) -> str:
     """The task: the business, the quarter, which labels to report (when not all four) and the
-    ledger; under a focused system prompt, a closing line asking for the working first."""
+    ledger; under a focused system prompt, a closing line asking for the working first, or with
+    `per_row` (every row's correct GST asked) the `worksheet` to complete."""
     asked = "" if tuple(labels) == LABELS else f"BAS labels to report: {', '.join(labels)} (only these)\n"
+    closing = f"\n\n{worksheet(rows, labels) if per_row else WORK_FIRST}" if style == FOCUSED else ""
     return (
         f"Business: {business} Pty Ltd\n"
         f"BAS quarter: {quarter.describe()}\n"
         f"{asked}"
         f"Ledger ({len(rows)} rows):\n"
-        f"```csv\n{to_csv(rows)}\n```" + (f"\n\n{WORK_FIRST}" if style == FOCUSED else "")
+        f"```csv\n{to_csv(rows)}\n```" + closing
     )
 
 

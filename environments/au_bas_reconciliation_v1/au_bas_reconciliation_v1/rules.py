@@ -46,6 +46,11 @@ def correct_gst(row: Row) -> Decimal:
     return (row.amount / _ELEVEN).quantize(_CENT, rounding=ROUND_HALF_UP)
 
 
+def row_gst(rows: Iterable[Row]) -> dict[str, int]:
+    """Every row's correct GST in cents, by txn_id (the per-row figures a task may ask for)."""
+    return {row.txn_id: cents_of(correct_gst(row)) for row in rows}
+
+
 def row_faults(row: Row, quarter: Quarter, seen_invoices: set[str]) -> tuple[str, ...]:
     """Every fault code whose condition holds for `row` (`seen_invoices` = invoices listed above it)."""
     codes = ()

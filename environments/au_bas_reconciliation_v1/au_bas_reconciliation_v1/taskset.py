@@ -75,7 +75,8 @@ class AuBasTask(vf.Task[AuBasData, vf.State, vf.TaskConfig]):
         return prompt.read_scope(self.data.system_prompt).credit == prompt.PARTIAL
 
     def _grade(self, trace: vf.Trace) -> Grade:
-        return grading.grade(trace.last_reply, self.data.bas, self.data.faults, self._partial())
+        data = self.data
+        return grading.grade(trace.last_reply, data.bas, data.faults, self._partial(), data.row_figures)
 
     @vf.reward(weight=0.6)
     async def bas_correct(self, trace: vf.Trace) -> float:
@@ -87,7 +88,10 @@ class AuBasTask(vf.Task[AuBasData, vf.State, vf.TaskConfig]):
 
     @vf.metric
     async def audit(self, trace: vf.Trace) -> dict[str, float]:
-        return grading.SCHEME.metrics(trace.last_reply, self.data.bas, self.data.faults, self._partial())
+        data = self.data
+        return grading.SCHEME.metrics(
+            trace.last_reply, data.bas, data.faults, self._partial(), data.row_figures
+        )
 
     async def validate(self, runtime: vf.Runtime) -> bool:
         """Re-derive the key from the prompt alone and compare: the system prompt must be the one
@@ -101,11 +105,18 @@ def holds(data: AuBasData) -> bool:
     scope = prompt.read_scope(data.system_prompt)
     try:
         stated = prompt.system_prompt(
-            scope.style, scope.codes, prompt.read_labels(data.prompt_text), scope.credit
+            scope.style, scope.codes, prompt.read_labels(data.prompt_text), scope.credit, scope.rows
         )
+        ledger = prompt.read_ledger(data.prompt_text)[1]
+        labels = prompt.read_labels(data.prompt_text)
     except ValueError:
         return False
-    return key_holds(data, stated, data.bas, lambda text: key_of(text, scope.codes))
+    if scope.rows and not data.prompt_text.endswith("\n\n" + prompt.worksheet(ledger, labels)):
+        return False
+    rows = rules.row_gst(ledger) if scope.rows else {}
+    return data.row_figures == rows and key_holds(
+        data, stated, data.bas, lambda text: key_of(text, scope.codes)
+    )
 
 
 def key_of(text: str, codes: tuple[str, ...] = rules.FAULT_CODES) -> Key:
@@ -146,6 +157,10 @@ class AuBasConfig(vf.TasksetConfig):
     """``all_or_nothing`` (the default): ``bas_correct`` is 1.0 only when every label asked is
     right. ``partial``: it is the share of the labels asked that are right, and the system
     prompt says so."""
+    row_figures: bool = False
+    """Ask for every row's correct GST too, as a map {txn_id: amount} under the answer key
+    ``gst``; each row's entry is graded like a label (under ``partial`` credit, one share of the
+    figures). Needs prompt_style ``focused``."""
     level: Level = None
     """A rung of `levels.RUNGS` (1 easiest, 6 hardest): sets num_transactions, fault_rate,
     fault_codes and labels, and at the lowest rungs row_mix, prompt_style and figure_credit.
@@ -159,6 +174,11 @@ class AuBasConfig(vf.TasksetConfig):
     @model_validator(mode="after")
     def _level(self) -> AuBasConfig:
         apply_level(self, RUNGS)
+        if self.row_figures and self.prompt_style != "focused":
+            raise ValueError(
+                f"row_figures needs prompt_style 'focused', got {self.prompt_style!r}: the full prompt "
+                "asks for the BAS labels only"
+            )
         default_prompt = (self.prompt_style, self.figure_credit) == ("full", "all_or_nothing")
         if not default_prompt and self.num_transactions > MAX_TRANSACTIONS_ANY_PROMPT:
             raise ValueError(
@@ -176,7 +196,7 @@ def make_task_data(config: AuBasConfig, idx: int) -> AuBasData:
         rng, config.num_transactions, config.fault_rate, config.fault_codes, config.row_mix
     )
     system = prompt.system_prompt(
-        config.prompt_style, config.fault_codes, config.labels, config.figure_credit
+        config.prompt_style, config.fault_codes, config.labels, config.figure_credit, config.row_figures
     )
     key = rules.reconcile(ledger.quarter, ledger.rows, prompt.read_scope(system).codes).asking(config.labels)
     prefix = "au-bas" if config.level is None else f"au-bas-level{config.level}"
@@ -186,10 +206,16 @@ def make_task_data(config: AuBasConfig, idx: int) -> AuBasData:
         name=f"{ledger.business} {ledger.quarter.start:%Y-%m}",
         system_prompt=system,
         prompt=prompt.user_prompt(
-            ledger.business, ledger.quarter, ledger.rows, config.labels, config.prompt_style
+            ledger.business,
+            ledger.quarter,
+            ledger.rows,
+            config.labels,
+            config.prompt_style,
+            config.row_figures,
         ),
         bas=key.figures,
         faults=fault_lists(key.faults),
+        row_figures=rules.row_gst(ledger.rows) if config.row_figures else {},
     )
 
 

@@ -27,8 +27,11 @@ def _reply_of(policy: str, task: AuBasTask) -> str:
 
 
 def _answer(data: AuBasData, faults: dict | None = None, **labels) -> str:
-    """A well-formed reply: the key's figures and faults unless overridden."""
+    """A well-formed reply: the key's figures (each row's GST too, where the task asks for it) and
+    faults unless overridden."""
     body = {label: format_cents(cents) for label, cents in data.bas.items()}
+    if data.row_figures:
+        body["gst"] = {txn: format_cents(cents) for txn, cents in data.row_figures.items()}
     body.update(labels)
     body["faults"] = data.faults if faults is None else faults
     return f"<answer>{json.dumps(body)}</answer>"

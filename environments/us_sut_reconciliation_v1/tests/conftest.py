@@ -13,8 +13,10 @@ from us_sut_reconciliation_v1.taskset import UsSutConfig, UsSutData, UsSutTask, 
 Reply = Callable[[dict[str, int], dict[str, list[str]]], str]
 
 
-def _reply(figures: dict[str, int], faults: dict[str, list[str]]) -> str:
-    body = {name: format_cents(figures[name]) for name in FIGURES if name in figures}
+def _reply(figures: dict[str, int], faults: dict[str, list[str]], rows: dict[str, int] | None = None) -> str:
+    body: dict = {name: format_cents(figures[name]) for name in FIGURES if name in figures}
+    if rows:
+        body["tax"] = {txn: format_cents(cents) for txn, cents in rows.items()}
     return f"Done.\n<answer>\n{json.dumps({**body, 'faults': faults})}\n</answer>"
 
 
@@ -27,7 +29,7 @@ def reply() -> Reply:
 @pytest.fixture(scope="session")
 def gold() -> Callable[[UsSutData], str]:
     """Writes the reply that states a task's key exactly."""
-    return lambda data: _reply(data.figures, data.faults)
+    return lambda data: _reply(data.figures, data.faults, data.row_figures)
 
 
 @pytest.fixture(scope="session")

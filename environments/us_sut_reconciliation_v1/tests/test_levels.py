@@ -13,9 +13,10 @@ from piv_core.policy import Conversation
 from piv_core.testing import score_reply
 from pydantic import ValidationError
 from us_sut_reconciliation_v1 import baselines, grading, prompt, rules
+from us_sut_reconciliation_v1.generator import WHOLE_RATE_ZIPS
 from us_sut_reconciliation_v1.ledger import PURCHASE, SALE
 from us_sut_reconciliation_v1.levels import RUNGS
-from us_sut_reconciliation_v1.rules import FAULT_CODES, FIGURES, TAX_ON_EXEMPT_ITEM
+from us_sut_reconciliation_v1.rules import FAULT_CODES, FIGURES, TAX_MISCALCULATED, TAX_ON_EXEMPT_ITEM
 from us_sut_reconciliation_v1.taskset import UsSutConfig, UsSutTask, make_task_data
 
 
@@ -24,7 +25,11 @@ def _valid(task: UsSutTask) -> bool:
 
 
 def _oracle(task: UsSutTask) -> str:
-    return baselines.oracle(Conversation([{"role": "user", "content": task.data.prompt_text}], []))
+    messages = [
+        {"role": "system", "content": task.data.system_prompt},
+        {"role": "user", "content": task.data.prompt_text},
+    ]
+    return baselines.oracle(Conversation(messages, []))
 
 
 @pytest.mark.parametrize("level", sorted(RUNGS))
@@ -34,31 +39,68 @@ def test_every_rung_is_solved_by_the_oracle_and_validates(level):
     for idx in range(15):
         task = UsSutTask(make_task_data(config, idx))
         assert task.data.id == f"us-sut-level{level}-{config.seed}-{idx}"
-        assert task.data.prompt_text.count("\ntxn_") == rung["num_rows"]
+        assert len(prompt.read_ledger(task.data.prompt_text)[2]) == rung["num_rows"]
         assert list(task.data.figures) == rung["figures"]
         assert _valid(task), (level, idx)
         assert score_reply(task, _oracle(task)).reward == pytest.approx(1.0), (level, idx)
 
 
-def test_rung_one_asks_the_sales_tax_of_five_round_home_sales_and_grades_only_it(reply):
+def test_rung_one_asks_the_sales_tax_and_every_rows_tax_of_five_round_home_sales(reply):
     task = UsSutTask(make_task_data(UsSutConfig(level=1), 1))
-    assert "Figures to report: sales_tax_due (only these)" in task.data.prompt_text
-    _, business_zip, rows = prompt.read_ledger(task.data.prompt_text)
+    data = task.data
+    assert "Figures to report: sales_tax_due (only these)" in data.prompt_text
+    _, business_zip, rows = prompt.read_ledger(data.prompt_text)
     assert all(r.kind == SALE and r.zip == business_zip and r.gross % 100 == 0 for r in rows)
+    assert business_zip in WHOLE_RATE_ZIPS and set(data.row_figures) == {r.txn_id for r in rows}
     codes = {
         code
         for idx in range(60)
         for codes in make_task_data(UsSutConfig(level=1), idx).faults.values()
         for code in codes
     }
-    assert codes == {TAX_ON_EXEMPT_ITEM}
+    assert codes == {TAX_ON_EXEMPT_ITEM, TAX_MISCALCULATED}
     assert all(make_task_data(UsSutConfig(level=1), idx).faults for idx in range(30))  # never clean
-    extra = reply({**task.data.figures, "use_tax_due": 123}, task.data.faults)  # not asked: ignored
+    extra = reply({**data.figures, "use_tax_due": 123}, data.faults, data.row_figures)  # not asked: ignored
     assert score_reply(task, extra).reward == pytest.approx(1.0)
-    wrong = reply({"sales_tax_due": task.data.figures["sales_tax_due"] + 1}, task.data.faults)
+    # Partial credit: sales_tax_due and each of the five rows is a sixth of the figures.
+    wrong = reply({"sales_tax_due": data.figures["sales_tax_due"] + 1}, data.faults, data.row_figures)
     scored = score_reply(task, wrong)
-    assert scored.rewards["return_correct"] == 0.0 and scored.metrics["fields_correct"] == 0.0
-    assert scored.rewards["fault_audit"] == 1.0
+    assert scored.rewards["return_correct"] == pytest.approx(5 / 6) and scored.rewards["fault_audit"] == 1.0
+    for txn in data.row_figures:
+        off = reply(data.figures, data.faults, {**data.row_figures, txn: data.row_figures[txn] + 1})
+        assert score_reply(task, off).rewards["return_correct"] == pytest.approx(5 / 6)
+        # A row's tax counts only with the row in the faults exactly when it has a fault.
+        if txn in data.faults:
+            misjudged = {t: c for t, c in data.faults.items() if t != txn}
+        else:
+            misjudged = {**data.faults, txn: [TAX_MISCALCULATED]}
+        scored = score_reply(task, reply(data.figures, misjudged, data.row_figures))
+        assert scored.rewards["return_correct"] == pytest.approx(5 / 6), txn
+
+
+def test_at_rung_one_no_answer_that_skips_the_audit_earns_more_than_three_tenths(reply):
+    config = UsSutConfig(level=1)
+    scores: dict[str, list[float]] = {}
+    for idx in range(200):
+        task = UsSutTask(make_task_data(config, idx))
+        data = task.data
+        _, _, rows = prompt.read_ledger(data.prompt_text)
+        books = {r.txn_id: int(r.tax * 100) for r in rows}
+        zeros = dict.fromkeys(books, 0)
+        every = {code: {t: [code] for t in books} for code in (TAX_ON_EXEMPT_ITEM, TAX_MISCALCULATED)}
+        both = {t: [TAX_ON_EXEMPT_ITEM, TAX_MISCALCULATED] for t in books}
+        total = {"sales_tax_due": sum(books.values())}
+        for name, rows_map, faults, figures in (
+            ("books", books, {}, total),
+            ("books, all flagged", books, both, total),
+            ("zeros, all exempt-flagged", zeros, every[TAX_ON_EXEMPT_ITEM], {"sales_tax_due": 0}),
+            ("zeros, both codes", zeros, both, {"sales_tax_due": 0}),
+            ("worked, no audit", data.row_figures, {}, data.figures),
+        ):
+            scores.setdefault(name, []).append(score_reply(task, reply(figures, faults, rows_map)).reward)
+    means = {name: sum(values) / len(values) for name, values in scores.items()}
+    worked = means.pop("worked, no audit")
+    assert max(means.values()) < 0.3 and worked > max(means.values()) + 0.05, (means, worked)
 
 
 def test_a_prompt_asking_other_figures_than_the_key_fails_validate():

@@ -32,13 +32,15 @@ from piv_core.money import cents_of
 from piv_core.policy import Conversation, Policy
 
 from us_sut_reconciliation_v1.ledger import SALE
-from us_sut_reconciliation_v1.prompt import read_figures, read_ledger, read_scope
+from us_sut_reconciliation_v1.prompt import ROW_KEY, read_figures, read_ledger, read_scope
 from us_sut_reconciliation_v1.rules import (
     FAULT_CODES,
     FIGURES,
     MISSING_EXEMPTION_CERT,
     combined_rate,
     reconcile,
+    row_tax,
+    row_taxes,
     tax_at,
     totals,
 )
@@ -68,10 +70,17 @@ def _return(gross: Decimal, exempt: Decimal, sales_due: Decimal, use_due: Decima
     return {name: cents_of(amount) for name, amount in zip(FIGURES, amounts, strict=True)}
 
 
+def _asks_rows(conversation: Conversation) -> bool:
+    """Whether the system prompt asks for every row's correct tax (`ROW_KEY`)."""
+    return read_scope(_system_text(conversation)).rows
+
+
 def oracle(conversation: Conversation) -> str:
     text = conversation.user_text
-    key = reconcile(*read_ledger(text), stated_codes(conversation)).asking(read_figures(text))
-    return ORACLE_NOTE + answer_text(key.figures, key.faults)
+    quarter, business_zip, rows = read_ledger(text)
+    key = reconcile(quarter, business_zip, rows, stated_codes(conversation)).asking(read_figures(text))
+    per_row = (ROW_KEY, row_taxes(rows, business_zip)) if _asks_rows(conversation) else None
+    return ORACLE_NOTE + answer_text(key.figures, key.faults, per_row)
 
 
 def noisy(conversation: Conversation, p: float, rng: random.Random) -> str:
@@ -87,7 +96,13 @@ def noisy(conversation: Conversation, p: float, rng: random.Random) -> str:
     )
     kept = [row for row, _ in audited]
     figures = totals(kept, business_zip, trusted)
-    return ORACLE_NOTE + answer_text({name: figures[name] for name in read_figures(text)}, faults)
+    per_row = None
+    if _asks_rows(conversation):
+        per_row = (
+            ROW_KEY,
+            {row.txn_id: row.tax if row.txn_id in trusted else row_tax(row, business_zip) for row in rows},
+        )
+    return ORACLE_NOTE + answer_text({name: figures[name] for name in read_figures(text)}, faults, per_row)
 
 
 def gross_only(conversation: Conversation) -> str:

@@ -55,6 +55,9 @@ BUSINESSES = (
 ZIPS = tuple(LOCAL_RATES)
 BUSINESS_ZIPS = tuple(z for z, (_, local) in LOCAL_RATES.items() if local > 0)
 """A business sits where a local rate applies, so an origin-rate tax never equals a state-only one."""
+WHOLE_RATE_ZIPS = tuple(z for z in BUSINESS_ZIPS if combined_rate(z) == combined_rate(z).to_integral_value())
+"""The business ZIPs whose combined rate is a whole percent: where a ``round_home_sales`` business
+sits, so that each sale's tax is its hundreds of dollars times a whole number."""
 
 PURCHASE_CODES = (OUTSIDE_PERIOD, MISSING_EXEMPTION_CERT, DUPLICATE_INVOICE)
 SALE_CODES = (TAX_ON_EXEMPT_ITEM, TAX_MISCALCULATED, NEXUS_MISALLOCATION, *PURCHASE_CODES)
@@ -66,8 +69,8 @@ ROW_MIXES = (MIXED, TAXABLE_SALES, ROUND_HOME_SALES)
 """What the clean rows of a ledger are: sales and purchases of every kind (``mixed``, the
 default); sales of taxable categories with no exemption claim, priced anywhere in
 `PRICE_CENTS` and delivered to any ZIP (``taxable_sales``); or such sales delivered to the
-business ZIP at a whole number of hundreds of dollars, $100 to `ROUND_HUNDREDS` hundred
-(``round_home_sales``)."""
+business ZIP at a whole number of hundreds of dollars, $100 to `ROUND_HUNDREDS` hundred, by a
+business in a ZIP whose combined rate is a whole percent (``round_home_sales``)."""
 ROUND_HUNDREDS = 10
 SALE_SHARE = 0.6
 """The chance that a row is a sale."""
@@ -219,7 +222,8 @@ def generate(
         raise ValueError(f"row_mix must be one of {list(ROW_MIXES)}, got {row_mix!r}")
     mixed = row_mix == MIXED
     quarter = Quarter(pick(rng, YEARS), 1 + int(rng.random() * 4))
-    business, business_zip = pick(rng, BUSINESSES), pick(rng, BUSINESS_ZIPS)
+    zips = WHOLE_RATE_ZIPS if row_mix == ROUND_HOME_SALES else BUSINESS_ZIPS
+    business, business_zip = pick(rng, BUSINESSES), pick(rng, zips)
     first_day = quarter.start.toordinal()
     span = quarter.end.toordinal() - first_day + 1
     faulty = plan_faulty(rng, num_rows, fault_rate)

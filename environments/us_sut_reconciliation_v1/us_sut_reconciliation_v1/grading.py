@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from piv_core.ledger_audit import Grade, Scheme
 
+from us_sut_reconciliation_v1.prompt import ROW_KEY
 from us_sut_reconciliation_v1.rules import FAULT_CODES, FIGURES, GRADED_FIGURES
 
 SCHEME = Scheme(
     labels=FIGURES,
     graded=GRADED_FIGURES,
     codes=FAULT_CODES,
+    row_key=ROW_KEY,
     metric_names={
         "answer_parsed": "parsed",
         "fields_correct": "figure_accuracy",
@@ -32,8 +34,13 @@ parse_answer = SCHEME.parse
 
 
 def grade(
-    reply: str | None, figures: dict[str, int], faults: dict[str, list[str]], partial: bool = False
+    reply: str | None,
+    figures: dict[str, int],
+    faults: dict[str, list[str]],
+    partial: bool = False,
+    rows: dict[str, int] | None = None,
 ) -> Grade:
-    """Score `reply` against the corrected return (cents by figure name) and the fault key;
-    `partial`: partial credit per graded figure (the `figure_credit` knob's ``partial``)."""
-    return SCHEME.grade(reply, figures, faults, partial)
+    """Score `reply` against the corrected return (cents by figure name), the per-row tax asked
+    for (`rows`, by transaction_id) and the fault key; `partial`: partial credit per graded
+    figure (the `figure_credit` knob's ``partial``)."""
+    return SCHEME.grade(reply, figures, faults, partial, rows)

@@ -2,8 +2,11 @@
 
 Rungs 1 and 2 are sales-only ledgers under a focused prompt (only the rung's fault codes and
 figures, working row by row before the answer, an answer example of placeholders). Rung 1 is
-five sales delivered to the business ZIP at whole hundreds of dollars, whose one possible fault
-is tax charged on an exempt sale, and asks for sales_tax_due alone; rung 2 is eight taxable sales
+five sales delivered to the business ZIP at whole hundreds of dollars, by a business whose ZIP's
+combined rate is a whole percent, half of them faulted on average (tax charged on an exempt sale,
+or a taxable sale's tax recorded wrong); it asks for sales_tax_due and every row's correct tax
+(``row_figures``) with partial credit, a row counting only when it is also flagged exactly when
+faulty, and ends its user prompt on a worksheet of the rows to complete; rung 2 is eight taxable sales
 at any price to any ZIP whose tax can also be miscalculated, and asks for gross_sales and
 sales_tax_due. Rung 3 is the first under the full prompt; rung 4 is the default configuration,
 and rungs 5 and 6 are longer ledgers at higher fault rates. Every rung sets every knob the ladder
@@ -30,12 +33,13 @@ ALL_FIGURES = list(FIGURES)
 RUNGS = {
     1: {
         "num_rows": 5,
-        "fault_rate": 0.2,
-        "fault_codes": [TAX_ON_EXEMPT_ITEM],
+        "fault_rate": 0.5,
+        "fault_codes": [TAX_ON_EXEMPT_ITEM, TAX_MISCALCULATED],
         "figures": ["sales_tax_due"],
         "row_mix": "round_home_sales",
         "prompt_style": "focused",
-        "figure_credit": "all_or_nothing",
+        "figure_credit": "partial",
+        "row_figures": True,
     },
     2: {
         "num_rows": 8,
@@ -66,4 +70,5 @@ for _rung in RUNGS.values():  # the rungs above 2 are the full task: every knob 
     _rung.setdefault("row_mix", "mixed")
     _rung.setdefault("prompt_style", "full")
     _rung.setdefault("figure_credit", "all_or_nothing")
+    _rung.setdefault("row_figures", False)
 check_rungs(RUNGS)

@@ -12,7 +12,9 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from us_sut_reconciliation_v1.ledger import EXEMPT, TAXABLE, Quarter, Row, from_csv, to_csv
+from piv_core.ledger_audit import worksheet as ledger_worksheet
+
+from us_sut_reconciliation_v1.ledger import EXEMPT, SALE, TAXABLE, Quarter, Row, from_csv, to_csv
 from us_sut_reconciliation_v1.rules import (
     CERT_THRESHOLD,
     DUPLICATE_INVOICE,
@@ -24,6 +26,7 @@ from us_sut_reconciliation_v1.rules import (
     OUTSIDE_PERIOD,
     STATE_RATE,
     TAX_MISCALCULATED,
+    is_exempt,
 )
 
 _RATE_TABLE = "\n".join(
@@ -146,6 +149,21 @@ Each graded figure asked for counts on its own: the return part of the score is 
 figures that are exact to the cent (with two graded figures asked and one of them right, half of it)."""
 """What a prompt says when partial credit per figure is on (`figure_credit` ``partial``)."""
 
+ROW_KEY = "tax"
+"""The answer key of the per-row figures (`row_figures`): {transaction_id: the row's correct tax}."""
+ROW_RULE = (
+    f"- {ROW_KEY} maps every transaction_id of the ledger, written exactly as there, to that row's correct "
+    "tax (on a sale its correct sales tax, 0.00 when exempt; on a purchase the use tax due): one entry per "
+    "row. A row's entry counts as right only when faults also lists that row if it has a fault, and leaves "
+    "it out if it has none."
+)
+"""The answer-format rule of a task that asks for every row's correct tax."""
+ROW_CREDIT_NOTE = f"""GRADING OF THE FIGURES
+Each figure asked for counts on its own, every row's entry in {ROW_KEY} as much as each graded figure: the \
+return part of the score is the share of them that are right (a figure exact to the cent; a row's entry \
+exact to the cent with that row in faults exactly when it has a fault)."""
+"""What a prompt that asks for the per-row figures says under partial credit."""
+
 _WORKING = """HOW TO WORK
 Before the answer block, work through the ledger in plain text, one line per row: the row's \
 transaction_id, its type and category, whether it is exempt, its correct tax (gross_amount x the \
@@ -181,10 +199,11 @@ def _code_lines(full: str, codes: Sequence[str]) -> list[str]:
     return out
 
 
-def _focused(codes: Sequence[str], figures: Sequence[str]) -> str:
+def _focused(codes: Sequence[str], figures: Sequence[str], rows: bool = False) -> str:
     """The system prompt of style ``focused``: the rules as the full prompt states them, but only
     the fault codes `codes` and the figures `figures`, an invitation to work row by row, and an
-    answer example without figures."""
+    answer example without figures; `rows`: the answer holds every row's correct tax too
+    (`ROW_KEY`)."""
     text = SYSTEM_PROMPT
     if MISSING_EXEMPTION_CERT not in codes:
         text = text.replace(
@@ -237,6 +256,10 @@ def _focused(codes: Sequence[str], figures: Sequence[str]) -> str:
     asked = [name for name in FIGURES if name in figures]
     graded = "" if "exempt_sales" not in asked else " exempt_sales is asked for but never graded."
     example = ", ".join(f'"{name}": "<dollars.cents>"' for name in asked)
+    keys = ", ".join(asked)
+    if rows:
+        example += f', "{ROW_KEY}": {{"<transaction_id>": "<dollars.cents>"}}'
+        keys += f", {ROW_KEY}"
     start = text.index("\n\nANSWER FORMAT\n") + 2
     return (
         text[:start]
@@ -244,7 +267,7 @@ def _focused(codes: Sequence[str], figures: Sequence[str]) -> str:
         + f"""
 
 ANSWER FORMAT
-Finish with one <answer> block holding a JSON object with exactly these keys: {", ".join(asked)} and \
+Finish with one <answer> block holding a JSON object with exactly these keys: {keys} and \
 faults.{graded} The block below shows its shape only: put this ledger's own figures, transaction_ids and \
 codes in place of the <...> placeholders. The <answer> and </answer> tags are required: a JSON object \
 or code block without them is not read.
@@ -253,6 +276,7 @@ or code block without them is not read.
 </answer>
 """
         + text[text.index("- Figures may be JSON numbers") :]
+        + ("\n" + ROW_RULE if rows else "")
     )
 
 
@@ -261,40 +285,85 @@ def system_prompt(
     codes: Sequence[str] = FAULT_CODES,
     figures: Sequence[str] = FIGURES,
     credit: str = ALL_OR_NOTHING,
+    rows: bool = False,
 ) -> str:
     """The system prompt of a task: `SYSTEM_PROMPT` itself at the default configuration.
 
     Style ``focused`` states only the fault codes `codes` and the figures `figures`; ``full``
     states everything. Under partial credit (`credit` ``partial``) the prompt says how the
-    figures are scored."""
+    figures are scored. `rows` (focused only): the answer also holds every row's correct tax
+    under `ROW_KEY`."""
     if style not in PROMPT_STYLES or credit not in FIGURE_CREDITS:
         raise ValueError(f"unknown prompt style {style!r} or figure credit {credit!r}")
-    text = SYSTEM_PROMPT if style == FULL else _focused(codes, figures)
-    return text + "\n\n" + PARTIAL_CREDIT_NOTE if credit == PARTIAL else text
+    if rows and style != FOCUSED:
+        raise ValueError("per-row figures need the focused prompt style")
+    text = SYSTEM_PROMPT if style == FULL else _focused(codes, figures, rows)
+    note = ROW_CREDIT_NOTE if rows else PARTIAL_CREDIT_NOTE
+    return text + "\n\n" + note if credit == PARTIAL else text
 
 
 class PromptScope(NamedTuple):
-    """What a system prompt states: its style, the fault codes it lists, its figure credit."""
+    """What a system prompt states: its style, the fault codes it lists, its figure credit, and
+    whether it asks for every row's correct tax."""
 
     style: str
     codes: tuple[str, ...]
     credit: str
+    rows: bool = False
 
 
 def read_scope(system: str) -> PromptScope:
     """The style, fault codes and figure credit a system prompt of this environment states
     (read from the text; `system_prompt` of them must give the same text back)."""
-    credit = PARTIAL if system.endswith("\n\n" + PARTIAL_CREDIT_NOTE) else ALL_OR_NOTHING
+    credit = (
+        PARTIAL
+        if system.endswith(("\n\n" + PARTIAL_CREDIT_NOTE, "\n\n" + ROW_CREDIT_NOTE))
+        else ALL_OR_NOTHING
+    )
     style = FULL if system.startswith(SYSTEM_PROMPT) else FOCUSED
     listed = system.partition("\nFAULT CODES\n")[2].partition("\n\n")[0]
     codes = tuple(code for code in FAULT_CODES if f"\n- {code}: " in f"\n{listed}")
-    return PromptScope(style, codes, credit)
+    return PromptScope(style, codes, credit, f"\n{ROW_RULE}" in system)
 
 
 _ASKED = re.compile(r"^Figures to report: (.+)$", re.MULTILINE)
 _BUSINESS_ZIP = re.compile(r"^Business ZIP: (\d{5})$", re.MULTILINE | re.ASCII)
 _QUARTER = re.compile(r"^Filing quarter: (\d{4}) Q([1-4])\b", re.MULTILINE | re.ASCII)
 _LEDGER = re.compile(r"```csv\n(.*?)\n```", re.DOTALL)
+
+
+def worksheet(rows: Sequence[Row], figures: Sequence[str], business_zip: str) -> str:
+    """The closing part of a user prompt that asks for every row's correct tax (`ROW_KEY`): one
+    line per row to copy and complete (whether it is exempt, and for a taxable sale the rate of
+    its delivery ZIP with the product written out and its result left open), a line per figure,
+    and the answer line with this ledger's transaction_ids in place and every figure a placeholder."""
+    lines = []
+    for row in rows:
+        if row.kind != SALE:
+            tax = f"the use tax due (PURCHASES, at the business ZIP {business_zip}'s rate) = <result>"
+            lines.append(
+                f"{row.txn_id}: a purchase of {row.category}, so correct tax = {tax}; "
+                f"recorded tax {row.tax}; <the fault code that holds, or no fault>"
+            )
+            continue
+        if is_exempt(row):
+            why = (
+                "an exempt category"
+                if row.category in EXEMPT
+                else "a taxable category with an honoured claim"
+            )
+            tax, status = "0.00", f"exempt ({why})"
+        else:
+            rate = STATE_RATE + LOCAL_RATES[row.zip][1]
+            why = " (its exemption claim is not honoured)" if row.claimed else ""
+            tax = f"{row.gross} x {rate:.3f} / 100 = <result>"
+            status = f"taxable{why}, delivered to {row.zip} at {rate:.3f}%"
+        lines.append(
+            f"{row.txn_id}: {row.category} is {status}, so correct tax = {tax}; recorded tax {row.tax}; "
+            "<the fault code that holds, or no fault>"
+        )
+    asked = [name for name in FIGURES if name in figures]
+    return ledger_worksheet(lines, asked, ROW_KEY, [row.txn_id for row in rows], "transaction_id")
 
 
 def user_prompt(
@@ -304,18 +373,23 @@ def user_prompt(
     rows: list[Row],
     figures: Sequence[str] = FIGURES,
     style: str = FULL,
+    per_row: bool = False,
 ) -> str:
     """The task: the business, its ZIP, the quarter, which figures to report (when not all six),
-    the ledger; under a focused system prompt, a closing line asking for the working first."""
+    the ledger; under a focused system prompt, a closing line asking for the working first, or
+    with `per_row` (every row's correct tax asked) the `worksheet` to complete."""
     place = LOCAL_RATES[business_zip][0]
     asked = "" if tuple(figures) == FIGURES else f"Figures to report: {', '.join(figures)} (only these)\n"
+    closing = (
+        f"\n\n{worksheet(rows, figures, business_zip) if per_row else WORK_FIRST}" if style == FOCUSED else ""
+    )
     return (
         f"Business: {business}, {place}, State of Lone Pine\n"
         f"Business ZIP: {business_zip}\n"
         f"Filing quarter: {quarter.describe()}\n"
         f"{asked}"
         f"Ledger ({len(rows)} rows):\n"
-        f"```csv\n{to_csv(rows)}\n```" + (f"\n\n{WORK_FIRST}" if style == FOCUSED else "")
+        f"```csv\n{to_csv(rows)}\n```" + closing
     )
 
 

@@ -103,6 +103,16 @@ def use_tax(row: Row, business_zip: str) -> Decimal:
     return tax_at(row.gross, combined_rate(business_zip))
 
 
+def row_tax(row: Row, business_zip: str) -> Decimal:
+    """A row's correct tax: the sales tax of a sale, the use tax due on a purchase."""
+    return sales_tax(row) if row.kind == SALE else use_tax(row, business_zip)
+
+
+def row_taxes(rows: Iterable[Row], business_zip: str) -> dict[str, int]:
+    """Every row's correct tax in cents, by transaction_id (the per-row figures a task may ask for)."""
+    return {row.txn_id: cents_of(row_tax(row, business_zip)) for row in rows}
+
+
 def row_faults(
     row: Row,
     quarter: Quarter,

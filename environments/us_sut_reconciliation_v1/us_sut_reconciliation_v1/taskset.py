@@ -78,7 +78,8 @@ class UsSutTask(vf.Task[UsSutData, vf.State, vf.TaskConfig]):
         return prompt.read_scope(self.data.system_prompt).credit == prompt.PARTIAL
 
     def _grade(self, trace: vf.Trace) -> Grade:
-        return grading.grade(trace.last_reply, self.data.figures, self.data.faults, self._partial())
+        data = self.data
+        return grading.grade(trace.last_reply, data.figures, data.faults, self._partial(), data.row_figures)
 
     @vf.reward(weight=0.6)
     async def return_correct(self, trace: vf.Trace) -> float:
@@ -90,7 +91,10 @@ class UsSutTask(vf.Task[UsSutData, vf.State, vf.TaskConfig]):
 
     @vf.metric
     async def audit(self, trace: vf.Trace) -> dict[str, float]:
-        return grading.SCHEME.metrics(trace.last_reply, self.data.figures, self.data.faults, self._partial())
+        data = self.data
+        return grading.SCHEME.metrics(
+            trace.last_reply, data.figures, data.faults, self._partial(), data.row_figures
+        )
 
     async def validate(self, runtime: vf.Runtime) -> bool:
         """Re-derive the key from the prompt alone and compare: the system prompt must be the one
@@ -104,10 +108,16 @@ def holds(data: UsSutData) -> bool:
     scope = prompt.read_scope(data.system_prompt)
     try:
         figures = prompt.read_figures(data.prompt_text)
-        stated = prompt.system_prompt(scope.style, scope.codes, figures, scope.credit)
+        stated = prompt.system_prompt(scope.style, scope.codes, figures, scope.credit, scope.rows)
+        _, business_zip, ledger = prompt.read_ledger(data.prompt_text)
     except ValueError:
         return False
-    return key_holds(data, stated, data.figures, lambda text: key_of(text, scope.codes))
+    if scope.rows and not data.prompt_text.endswith("\n\n" + prompt.worksheet(ledger, figures, business_zip)):
+        return False
+    rows = rules.row_taxes(ledger, business_zip) if scope.rows else {}
+    return data.row_figures == rows and key_holds(
+        data, stated, data.figures, lambda text: key_of(text, scope.codes)
+    )
 
 
 def key_of(text: str, codes: tuple[str, ...] = rules.FAULT_CODES) -> Key:
@@ -153,9 +163,14 @@ class UsSutConfig(vf.TasksetConfig):
     """``all_or_nothing`` (the default): ``return_correct`` is 1.0 only when every graded figure
     asked is right. ``partial``: it is the share of them that are right, and the system prompt
     says so."""
+    row_figures: bool = False
+    """Ask for every row's correct tax too, as a map {transaction_id: amount} under the answer key
+    ``tax``; each row's entry is graded like a figure (under ``partial`` credit, one share) and
+    counts only with the row listed in the faults exactly when it has a fault. Needs
+    prompt_style ``focused``."""
     level: Level = None
     """A rung of `levels.RUNGS` (1 easiest, 6 hardest): sets num_rows, fault_rate, fault_codes
-    and figures, and at the lowest rungs row_mix, prompt_style and figure_credit. Unset: every
+    and figures, and at the lowest rungs row_mix, prompt_style, figure_credit and row_figures. Unset: every
     knob as given. Task ids read ``us-sut-level<N>-...``."""
     seed: Annotated[int, integer()] = DEFAULT_SEED
     """Generator seed; task i depends only on (split, seed, i) and the knobs above."""
@@ -167,6 +182,11 @@ class UsSutConfig(vf.TasksetConfig):
     def _level_and_bounds(self) -> UsSutConfig:
         """The level's knobs filled in first, then the checks across knobs."""
         apply_level(self, RUNGS)
+        if self.row_figures and self.prompt_style != "focused":
+            raise ValueError(
+                f"row_figures needs prompt_style 'focused', got {self.prompt_style!r}: the full prompt "
+                "asks for the return's figures only"
+            )
         if not set(self.figures) & set(rules.GRADED_FIGURES):
             raise ValueError(
                 f"figures must include a graded figure (any but exempt_sales), got {self.figures}"
@@ -193,7 +213,7 @@ def make_task_data(config: UsSutConfig, idx: int) -> UsSutData:
     rng = split_rng(config.split, config.seed, idx)
     ledger = generator.generate(rng, config.num_rows, config.fault_rate, config.fault_codes, config.row_mix)
     system = prompt.system_prompt(
-        config.prompt_style, config.fault_codes, config.figures, config.figure_credit
+        config.prompt_style, config.fault_codes, config.figures, config.figure_credit, config.row_figures
     )
     codes = prompt.read_scope(system).codes
     key = rules.reconcile(ledger.quarter, ledger.business_zip, ledger.rows, codes).asking(config.figures)
@@ -210,9 +230,11 @@ def make_task_data(config: UsSutConfig, idx: int) -> UsSutData:
             ledger.rows,
             config.figures,
             config.prompt_style,
+            config.row_figures,
         ),
         figures=key.figures,
         faults=fault_lists(key.faults),
+        row_figures=rules.row_taxes(ledger.rows, ledger.business_zip) if config.row_figures else {},
     )
 
 

@@ -7,7 +7,10 @@ the period (``outside_period``) are left out of the figures; `audit_rows` does t
 
 A reply is parsed when its last ``<answer>`` block holds a JSON object whose ``faults`` is a
 fault map (`piv_core.audit`); otherwise every score is 0, ``parsed`` included. A figure that
-is missing or not an exact cent amount is simply wrong. Grading never raises on a reply (only on
+is missing or not an exact cent amount is simply wrong. A task may also ask for one figure per
+row (`Scheme.row_key`: a map {txn_id: amount} in the answer), each graded like a label once its
+row is reconciled: the amount right, and the row in the fault map exactly when it has a fault. Grading
+never raises on a reply (only on
 a key that asks for no graded figure), and a reply is parsed once however many rewards and
 metrics grade it. Each environment keeps its own names
 for the shared metrics (`Scheme.metric_names`).
@@ -76,6 +79,9 @@ def audit_rows(
 class LedgerData(TaskData):
     faults: dict[str, list[str]]
     """The fault key: txn_id -> fault codes."""
+    row_figures: dict[str, int] = {}
+    """The per-row figure of every row in cents, txn_id -> cents, when the task asks for them
+    (`Scheme.row_key`); empty when it does not."""
 
 
 def key_holds(
@@ -93,32 +99,77 @@ def key_holds(
     )
 
 
-def answer_text(figures: Mapping[str, int | Decimal], faults: Mapping[str, Iterable[str]]) -> str:
-    """A well-formed answer block: figures (cents, or Decimals as written) and a fault map."""
-    body = {label: format_cents(v) if isinstance(v, int) else str(v) for label, v in figures.items()}
+def _written(value: int | Decimal) -> str:
+    return format_cents(value) if isinstance(value, int) else str(value)
+
+
+def answer_text(
+    figures: Mapping[str, int | Decimal],
+    faults: Mapping[str, Iterable[str]],
+    rows: tuple[str, Mapping[str, int | Decimal]] | None = None,
+) -> str:
+    """A well-formed answer block: figures (cents, or Decimals as written), then `rows` when
+    given (the per-row figures under their answer key: (key, {txn_id: amount})), and a fault map."""
+    body: dict[str, Any] = {label: _written(v) for label, v in figures.items()}
+    if rows is not None:
+        body[rows[0]] = {txn: _written(v) for txn, v in rows[1].items()}
     return f"<answer>\n{json.dumps({**body, 'faults': fault_lists(faults)})}\n</answer>"
+
+
+def worksheet(
+    row_lines: Sequence[str], labels: Sequence[str], row_key: str, txn_ids: Sequence[str], id_name: str
+) -> str:
+    """The closing part of a user prompt that asks for every row's figure: the environment's line
+    per row (`row_lines`, each with ``<...>`` left to fill in), a line per label asked, and the
+    answer line with the rows' ids in place and every figure a placeholder (`id_name`: what the
+    ledger calls a row's id)."""
+    lines = [*row_lines, *(f"{label} = <the figure, from the lines above>" for label in labels)]
+    figures = "".join(f'"{label}": "<dollars.cents>", ' for label in labels)
+    per_row = ", ".join(f'"{txn}": "<dollars.cents>"' for txn in txn_ids)
+    answer = (
+        f'<answer>{{{figures}"{row_key}": {{{per_row}}}, '
+        f'"faults": {{"<{id_name} of a faulty row>": ["<its fault code>"]}}}}</answer>'
+    )
+    return (
+        "Copy the lines below, replacing each <...>.\n"
+        + "\n".join(lines)
+        + "\n\nThen end your reply with this answer line, its <...> filled in from your lines (list every "
+        "faulty row in faults, none if no row is faulty; a reply without the line scores 0):\n" + answer
+    )
 
 
 class Answer(NamedTuple):
     figures: Mapping[str, int | None]
     pairs: frozenset[tuple[str, str]]
+    rows: Mapping[str, int | None]
+    """The per-row figures under the row key, {txn_id: cents or None}; empty when the reply has
+    no such map (or no row key was read)."""
 
 
-def read_answer(reply: str | None, labels: tuple[str, ...]) -> Answer | None:
-    """The reply's figures (by label) and fault pairs, or None when it is unparseable (immutable)."""
+def read_answer(reply: str | None, labels: tuple[str, ...], row_key: str | None = None) -> Answer | None:
+    """The reply's figures (by label), per-row figures (under `row_key`) and fault pairs, or None
+    when it is unparseable (immutable). A row map that is not a JSON object reads as empty: its
+    figures are wrong, the reply is still parsed."""
     obj: Any = json_answer(reply)
     if not isinstance(obj, dict):
         return None
     pairs = read_fault_map(obj.get("faults"))
     if pairs is None:
         return None
-    return Answer(MappingProxyType({label: parse_cents(obj.get(label)) for label in labels}), pairs)
+    stated_rows = obj.get(row_key) if row_key is not None else None
+    rows = {txn: parse_cents(v) for txn, v in stated_rows.items()} if isinstance(stated_rows, dict) else {}
+    return Answer(
+        MappingProxyType({label: parse_cents(obj.get(label)) for label in labels}),
+        pairs,
+        MappingProxyType(rows),
+    )
 
 
 class Grade(NamedTuple):
     figures_correct: float
-    """1.0 when every graded figure the task asks for is right to the cent, else 0.0; under
-    partial credit, the share of them that are right (then equal to `figure_accuracy`)."""
+    """1.0 when every graded figure the task asks for (per-row figures included) is right to the
+    cent, else 0.0; under partial credit, the share of them that are right (then equal to
+    `figure_accuracy`)."""
     fault_audit: float
     """F1 over (txn_id, code) pairs."""
     figure_accuracy: float
@@ -154,6 +205,8 @@ class Scheme:
     """The environment's fault codes."""
     metric_names: Mapping[str, str]
     """The environment's name for each `Grade` field it reports as a metric."""
+    row_key: str | None = None
+    """The answer key under which a task that asks for per-row figures has them stated."""
     parse: Callable[[str | None], Answer | None] = field(init=False, repr=False, compare=False)
     """`read_answer` for these labels, remembering recent replies (`piv_core.answer.parsed_once`)."""
     _label_metrics: tuple[str, ...] = field(init=False, repr=False, compare=False)
@@ -165,8 +218,8 @@ class Scheme:
         unknown = set(self.metric_names.values()) - set(Grade._fields)
         if unknown:
             raise ValueError(f"metric_names maps to unknown grade fields {sorted(unknown)}")
-        labels = self.labels
-        object.__setattr__(self, "parse", parsed_once(lambda reply: read_answer(reply, labels)))
+        labels, row_key = self.labels, self.row_key
+        object.__setattr__(self, "parse", parsed_once(lambda reply: read_answer(reply, labels, row_key)))
         object.__setattr__(self, "_label_metrics", tuple(f"{metric_key(label)}_correct" for label in labels))
         object.__setattr__(
             self,
@@ -183,10 +236,15 @@ class Scheme:
         figures: Mapping[str, int],
         faults: Mapping[str, list[str]],
         partial: bool = False,
+        rows: Mapping[str, int] | None = None,
     ) -> Grade:
         """Score `reply` against the figures asked for (cents by label) and the fault key.
 
-        Only the labels in `figures` were asked for; of those, the ones in `graded` are graded.
+        Only the labels in `figures` were asked for; of those, the ones in `graded` are graded,
+        and so is each per-row figure of `rows` ({txn_id: cents}, when the task asks for them):
+        a row's figure is right when the amount is and the reply's fault map lists the row
+        exactly when the key does (with any codes: the codes are the audit's to grade), so that
+        neither copying the books' column nor flagging every row earns the rows without the audit.
         `partial` (partial credit per figure, off by default) makes ``figures_correct`` the share
         of the graded figures that are right instead of all or nothing.
         """
@@ -197,12 +255,20 @@ class Scheme:
         if answer is None:
             return UNPARSED
         stated = answer.figures
+        asked = rows or {}
         right = sum(stated[label] == figures[label] for label in graded)
+        if asked:
+            flagged = {txn for txn, _ in answer.pairs}
+            right += sum(
+                answer.rows.get(txn) == cents and (txn in flagged) == bool(faults.get(txn))
+                for txn, cents in asked.items()
+            )
+        count = len(graded) + len(asked)
         audit = pair_scores(answer.pairs, fault_pairs(faults))
         return Grade(
-            figures_correct=right / len(graded) if partial else float(right == len(graded)),
+            figures_correct=right / count if partial else float(right == count),
             fault_audit=audit.f1,
-            figure_accuracy=right / len(graded),
+            figure_accuracy=right / count,
             fault_precision=audit.precision,
             fault_recall=audit.recall,
             num_flagged=float(audit.claimed),
@@ -215,10 +281,11 @@ class Scheme:
         figures: Mapping[str, int],
         faults: Mapping[str, list[str]],
         partial: bool = False,
+        rows: Mapping[str, int] | None = None,
     ) -> dict[str, float]:
         """Every metric of `reply`: the shared ones under the environment's names, then per label
         and per fault code (``keyed_<code>`` counts the key's rows with that code)."""
-        grade = self.grade(reply, figures, faults, partial)
+        grade = self.grade(reply, figures, faults, partial, rows)
         out = {name: getattr(grade, field) for name, field in self.metric_names.items()}
         answer = self.parse(reply)
         stated: Mapping[str, int | None] = answer.figures if answer is not None else {}
