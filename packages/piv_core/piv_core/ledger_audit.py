@@ -9,9 +9,9 @@ A reply is parsed when its last ``<answer>`` block holds a JSON object whose ``f
 fault map (`piv_core.audit`); otherwise every score is 0, ``parsed`` included. A figure that
 is missing or not an exact cent amount is simply wrong. A task may also ask for one figure per
 row (`Scheme.row_key`: a map {txn_id: amount} in the answer), each graded like a label once its
-row is reconciled: the amount right, and the row in the fault map exactly when it has a fault. Grading
-never raises on a reply (only on
-a key that asks for no graded figure), and a reply is parsed once however many rewards and
+row is reconciled: the amount right, and the row in the fault map exactly when it has a fault;
+`worksheet` is the closing of such a task's prompt. Grading never raises on a reply (only on a
+key that asks for no graded figure), and a reply is parsed once however many rewards and
 metrics grade it. Each environment keeps its own names
 for the shared metrics (`Scheme.metric_names`).
 """

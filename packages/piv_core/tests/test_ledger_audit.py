@@ -137,3 +137,46 @@ def test_code_scores_split_the_audit_by_code():
 def test_a_key_is_figures_and_faults():
     key = Key({"a": 1}, {"T1": ("x",)})
     assert key.figures == {"a": 1} and fault_lists(key.faults) == {"T1": ["x"]}
+
+
+ROWS_SCHEME = Scheme(
+    labels=("A", "B"), graded=("A",), codes=("x", "y"), metric_names={"acc": "figure_accuracy"}, row_key="tax"
+)
+ROW_KEY = {"T1": 500, "T2": 0, "T3": 1200}
+ROW_FAULTS = {"T2": ["x"]}
+
+
+def _row_reply(rows, faults=ROW_FAULTS, a="1.00"):
+    import json
+
+    return f"<answer>{json.dumps({'A': a, 'tax': rows, 'faults': faults})}</answer>"
+
+
+def test_a_row_figure_counts_with_its_amount_right_and_its_row_flagged_exactly_when_faulty():
+    right = {"T1": "5.00", "T2": "0.00", "T3": "12.00"}
+    grade = lambda reply: ROWS_SCHEME.grade(reply, {"A": 100}, ROW_FAULTS, True, ROW_KEY)  # noqa: E731
+    assert grade(_row_reply(right)).figures_correct == 1.0
+    assert grade(_row_reply({**right, "T9": "1.00"})).figures_correct == 1.0  # rows not asked: ignored
+    assert grade(_row_reply({**right, "T3": "12.01"})).figures_correct == pytest.approx(0.75)
+    # The faulted row unflagged, or flagged with another code, or a clean row flagged.
+    assert grade(_row_reply(right, {})).figures_correct == pytest.approx(0.75)
+    assert grade(_row_reply(right, {"T2": ["y"]})).figures_correct == 1.0  # the codes are the audit's
+    assert grade(_row_reply(right, {"T2": ["x"], "T1": ["y"]})).figures_correct == pytest.approx(0.75)
+    assert (
+        grade(_row_reply(right, {"T2": ["x"], "T1": []})).figures_correct == 1.0
+    )  # an empty list flags nothing
+    # Every row flagged, or none: the rows the verdict gets wrong never count, whatever the amount.
+    everything = {txn: ["x", "y"] for txn in ROW_KEY}
+    assert grade(_row_reply(right, everything)).figures_correct == pytest.approx(0.5)
+    for bad in ("5.00", ["5.00"], None, 7):
+        scored = grade(_row_reply(bad))
+        assert scored.parsed == 1.0 and scored.figures_correct == pytest.approx(0.25)
+    # All or nothing unless partial; without rows the scheme grades as before.
+    assert (
+        ROWS_SCHEME.grade(
+            _row_reply({**right, "T1": "0"}), {"A": 100}, ROW_FAULTS, False, ROW_KEY
+        ).figures_correct
+        == 0.0
+    )
+    assert ROWS_SCHEME.grade(_row_reply({}), {"A": 100}, ROW_FAULTS).figures_correct == 1.0
+    assert answer_text({"A": 100}, ROW_FAULTS, ("tax", {"T1": 500})).count('"tax": {"T1": "5.00"}') == 1
