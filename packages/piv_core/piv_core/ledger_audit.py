@@ -124,8 +124,8 @@ def worksheet(
     answer line with the rows' ids in place and every figure a placeholder (`id_name`: what the
     ledger calls a row's id)."""
     lines = [*row_lines, *(f"{label} = <the figure, from the lines above>" for label in labels)]
-    figures = "".join(f'"{label}": "<dollars.cents>", ' for label in labels)
-    per_row = ", ".join(f'"{txn}": "<dollars.cents>"' for txn in txn_ids)
+    figures = "".join(f'"{label}": "<your {label}>", ' for label in labels)
+    per_row = ", ".join(f'"{txn}": "<your result for {txn}>"' for txn in txn_ids)
     answer = (
         f'<answer>{{{figures}"{row_key}": {{{per_row}}}, '
         f'"faults": {{"<{id_name} of a faulty row>": ["<its fault code>"]}}}}</answer>'
