@@ -159,6 +159,8 @@ def test_the_ladder_climbs():
         ({"fault_codes": ["gst_miscalculated", "made_up"]}, "fault_codes must be a non-empty list"),
         ({"labels": ["G1", "G1"]}, "labels must be a non-empty list"),
         ({"labels": ["G2"]}, "labels must be a non-empty list"),
+        ({"row_figures": True}, "row_figures needs prompt_style 'focused'"),
+        ({"level": 1, "row_figures": False}, "row_figures was given"),
     ],
 )
 def test_a_bad_ladder_knob_fails_naming_it(knobs, named):

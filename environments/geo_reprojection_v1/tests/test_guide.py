@@ -216,3 +216,29 @@ def test_the_baseline_endpoint_knows_the_guided_system_prompt_as_this_environmen
     mark = plugins.load("geo-reprojection-v1").mark
     assert mark == prompt.SYSTEM_PROMPT_MARK
     assert mark in prompt.SYSTEM_PROMPT and mark in prompt.GUIDED_SYSTEM_PROMPT
+
+
+@pytest.mark.parametrize(
+    ("knobs", "named"),
+    [
+        ({"whole_degrees": True}, "whole_degrees draws Web Mercator forward points only"),
+        ({"whole_degrees": True, "families": ["reproject"], "grids": ["utm33n"]}, "whole_degrees"),
+        ({"task": {"graded_per_coordinate": True}}, "graded_per_coordinate needs graded"),
+        ({"level": 1, "whole_degrees": False}, "whole_degrees was given"),
+        (
+            {"level": 1, "task": {"graded": True, "graded_per_coordinate": False}},
+            "task.graded_per_coordinate",
+        ),
+    ],
+)
+def test_the_rung_one_knobs_fail_at_load_naming_themselves(knobs, named):
+    with pytest.raises(ValidationError, match=named):
+        GeoConfig(**knobs)
+
+
+def test_whole_degrees_alone_draws_whole_points_on_web_mercator():
+    config = GeoConfig(whole_degrees=True, families=["reproject"], grids=["webmerc"])
+    for idx in range(30):
+        lon, lat = make_task_data(config, idx).inputs
+        assert lon == int(lon) and 2 <= abs(lon) <= 19
+        assert prompt.mercator_latitude(lat) == int(prompt.mercator_latitude(lat))

@@ -144,6 +144,8 @@ def test_the_ladder_climbs():
         ({"fault_codes": ["nexus"]}, "fault_codes must be a non-empty list"),
         ({"figures": []}, "figures must be a non-empty list"),
         ({"figures": ["exempt_sales"]}, "figures must include a graded figure"),
+        ({"row_figures": True}, "row_figures needs prompt_style 'focused'"),
+        ({"level": 1, "row_figures": False}, "row_figures was given"),
     ],
 )
 def test_a_bad_ladder_knob_fails_naming_it(knobs, named):
