@@ -104,11 +104,9 @@ def holds(data: AuBasData) -> bool:
     """Whether `data`'s prompt, read alone, states its key (what `validate` checks)."""
     scope = prompt.read_scope(data.system_prompt)
     try:
-        stated = prompt.system_prompt(
-            scope.style, scope.codes, prompt.read_labels(data.prompt_text), scope.credit, scope.rows
-        )
-        ledger = prompt.read_ledger(data.prompt_text)[1]
         labels = prompt.read_labels(data.prompt_text)
+        stated = prompt.system_prompt(scope.style, scope.codes, labels, scope.credit, scope.rows)
+        ledger = prompt.read_ledger(data.prompt_text)[1]
     except ValueError:
         return False
     if scope.rows and not data.prompt_text.endswith("\n\n" + prompt.worksheet(ledger, labels)):

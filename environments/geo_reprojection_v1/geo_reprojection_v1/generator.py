@@ -67,20 +67,23 @@ def _whole(rng: random.Random) -> int:
     return size if rng.random() < 0.5 else -size
 
 
+def _whole_latitude(mercator: int) -> float:
+    """The latitude, printed to six decimals, whose Mercator latitude is `mercator` degrees."""
+    return float(degrees(math.degrees(2.0 * math.atan(math.exp(math.radians(mercator)))) - 90.0))
+
+
+_WHOLE_SIZES = range(WHOLE_RANGE[0], WHOLE_RANGE[1] + 1)
+if any(mercator_latitude(_whole_latitude(m)) != m for size in _WHOLE_SIZES for m in (size, -size)):
+    raise RuntimeError("a whole Mercator latitude does not survive the six-decimal latitude printed for it")
+
+
 def whole_point(rng: random.Random) -> tuple[float, float]:
     """A WGS 84 (lon, lat) whose longitude is a whole number of degrees and whose Mercator
     latitude as the prompt prints it (`prompt.mercator_latitude`) is one too: the latitude is
-    printed to six decimals like every input, so a whole number is drawn again until one of
-    the printed latitudes next to its exact one gives it back."""
+    printed to six decimals like every input, and for every whole number in `WHOLE_RANGE` the
+    printed latitude gives it back (checked at import)."""
     lon = float(_whole(rng))
-    while True:
-        mercator = _whole(rng)
-        exact = math.degrees(2.0 * math.atan(math.exp(math.radians(mercator)))) - 90.0
-        for step in (0, -1, 1, -2, 2):
-            lat = round(exact, 6) + step / 1e6
-            lat = float(degrees(lat))
-            if mercator_latitude(lat) == mercator:
-                return lon, lat
+    return lon, _whole_latitude(_whole(rng))
 
 
 def _second_point(rng: random.Random, grid: str, lon: float, lat: float) -> tuple[float, float]:
