@@ -3,6 +3,8 @@
 from typing import NamedTuple
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from piv_core.audit import code_scores, fault_pairs, read_fault_map
 from piv_core.ledger_audit import (
     DUPLICATE_INVOICE,
@@ -180,3 +182,32 @@ def test_a_row_figure_counts_with_its_amount_right_and_its_row_flagged_exactly_w
     )
     assert ROWS_SCHEME.grade(_row_reply({}), {"A": 100}, ROW_FAULTS).figures_correct == 1.0
     assert answer_text({"A": 100}, ROW_FAULTS, ("tax", {"T1": 500})).count('"tax": {"T1": "5.00"}') == 1
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=40) | st.decimals(allow_nan=False, places=3),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    rows=st.one_of(
+        _json_values, st.dictionaries(st.sampled_from(["T1", "T2", "T3", "T9", "t1", ""]), _json_values)
+    ),
+    faults=st.dictionaries(
+        st.sampled_from(["T1", "T2", "T3", "T9"]), st.lists(st.sampled_from(["x", "y", "z"]))
+    ),
+)
+def test_any_row_map_grades_without_raising_and_credits_a_row_only_for_its_exact_cents(rows, faults):
+    import json
+
+    reply = f"<answer>{json.dumps({'A': '1.00', 'tax': rows, 'faults': faults}, default=str)}</answer>"
+    grade = ROWS_SCHEME.grade(reply, {"A": 100}, ROW_FAULTS, True, ROW_KEY)
+    assert grade.parsed == 1.0 and 0.0 <= grade.figures_correct <= 1.0
+    stated = rows if isinstance(rows, dict) else {}
+    from piv_core.money import parse_cents
+
+    exact = {txn for txn, cents in ROW_KEY.items() if txn in stated and parse_cents(stated[txn]) == cents}
+    assert grade.figures_correct <= (1 + len(exact)) / 4
