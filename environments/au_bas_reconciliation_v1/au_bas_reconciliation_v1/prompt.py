@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from datetime import date
 from typing import NamedTuple
 
+from piv_core.ledger_audit import verdict
 from piv_core.ledger_audit import worksheet as ledger_worksheet
 
 from au_bas_reconciliation_v1.ledger import GST_FREE, INPUT_TAXED, TAXABLE, Quarter, Row, from_csv, to_csv
@@ -131,14 +132,15 @@ ROW_KEY = "gst"
 """The answer key of the per-row figures (`row_figures`): {txn_id: the row's correct GST}."""
 ROW_RULE = (
     f"- {ROW_KEY} maps every txn_id of the ledger, written exactly as there, to that row's correct GST "
-    "(CORRECT GST OF A ROW): one entry per row, 0.00 for a GST-free or input-taxed row. A row's entry "
-    "counts as right only when faults also lists that row if it has a fault, and leaves it out if it has none."
+    "(CORRECT GST OF A ROW): one entry per row, 0.00 for a GST-free or input-taxed row. faults may also "
+    "list a row that has no fault, as []: such a row counts as not listed. A row's entry counts as right "
+    "only when faults lists that row with a code if it has a fault, and does not if it has none."
 )
 """The answer-format rule of a task that asks for every row's correct GST."""
 ROW_CREDIT_NOTE = f"""GRADING OF THE FIGURES
 Each figure asked for counts on its own, every row's entry in {ROW_KEY} as much as each label: the figures \
 part of the score is the share of them that are right (a label exact to the cent; a row's entry exact to \
-the cent with that row in faults exactly when it has a fault)."""
+the cent, with a fault code listed for that row in faults exactly when it has a fault)."""
 """What a prompt that asks for the per-row figures says under partial credit."""
 
 _WORKING = """HOW TO WORK
@@ -158,21 +160,28 @@ def _treatment(category: str) -> str:
     return "taxable" if category in TAXABLE else "GST-free" if category in GST_FREE else "input-taxed"
 
 
+COMPARED_CODES = (GST_ON_GST_FREE, GST_MISCALCULATED)
+"""The fault codes a row's recorded gst against its correct GST decides alone: the only ones a
+task that asks for every row's correct GST may plant, so that each worksheet line's `verdict`
+is the whole of that row's audit."""
+
+
 def worksheet(rows: Sequence[Row], labels: Sequence[str]) -> str:
     """The closing part of a user prompt that asks for every row's correct GST (`ROW_KEY`): one
     line per row to copy and complete (its category's treatment stated, a taxable row's division
-    written out with the result left open), a line per label, and the answer line with this
-    ledger's txn_ids in place and every figure a placeholder."""
+    written out with the result left open, then the comparison with the recorded gst and the
+    fault it gives), a line per label, and the answer line with this ledger's txn_ids in place."""
     lines = []
     for row in rows:
         treatment = _treatment(row.category)
-        gst = f"{row.amount} / 11 = <result>" if treatment == "taxable" else "0.00"
-        lines.append(
-            f"{row.txn_id}: {row.category} is {treatment}, so correct GST = {gst}; recorded gst {row.gst}; "
-            "<the fault code that holds, or no fault>"
-        )
+        if treatment == "taxable":
+            work, code = f"Correct GST = {row.amount} / 11 = <result>.", GST_MISCALCULATED
+        else:
+            work, code = "Correct GST = 0.00.", GST_ON_GST_FREE
+        check = verdict(f"Recorded gst {row.gst}", "correct GST", code)
+        lines.append(f"{row.txn_id}: {row.category} is {treatment}. {work} {check}")
     asked = [label for label in LABELS if label in labels]
-    return ledger_worksheet(lines, asked, ROW_KEY, [row.txn_id for row in rows], "txn_id")
+    return ledger_worksheet(lines, asked, ROW_KEY, [row.txn_id for row in rows], "correct GST")
 
 
 def _focused(codes: Sequence[str], labels: Sequence[str], rows: bool = False) -> str:

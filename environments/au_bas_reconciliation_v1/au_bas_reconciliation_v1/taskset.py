@@ -177,6 +177,11 @@ class AuBasConfig(vf.TasksetConfig):
                 f"row_figures needs prompt_style 'focused', got {self.prompt_style!r}: the full prompt "
                 "asks for the BAS labels only"
             )
+        if self.row_figures and not set(self.fault_codes) <= set(prompt.COMPARED_CODES):
+            raise ValueError(
+                f"row_figures needs fault_codes among {list(prompt.COMPARED_CODES)}, got {self.fault_codes}: "
+                "each row's worksheet line decides its audit from the recorded gst alone"
+            )
         default_prompt = (self.prompt_style, self.figure_credit) == ("full", "all_or_nothing")
         if not default_prompt and self.num_transactions > MAX_TRANSACTIONS_ANY_PROMPT:
             raise ValueError(

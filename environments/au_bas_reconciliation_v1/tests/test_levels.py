@@ -4,6 +4,7 @@ validates, and is the rung it says; unset, the taskset is the default one."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ from au_bas_reconciliation_v1.prompt import read_ledger
 from au_bas_reconciliation_v1.rules import FAULT_CODES, GST_MISCALCULATED, GST_ON_GST_FREE, LABELS
 from au_bas_reconciliation_v1.taskset import AuBasConfig, AuBasTask, make_task_data
 from piv_core.ladder import rung_table
-from piv_core.testing import score_reply
+from piv_core.money import format_cents
+from piv_core.testing import filled_answer_line, score_reply
 from pydantic import ValidationError
 
 
@@ -109,14 +111,37 @@ def test_rung_one_ends_on_a_worksheet_that_validate_rebuilds():
         sheet = data.prompt.split("```\n\n", 1)[1]
         assert sheet == prompt.worksheet(rows, ["1A"]) and _valid(task)
         for row in rows:
-            assert f"{row.txn_id}: {row.category} is " in sheet and f"recorded gst {row.gst};" in sheet
+            code = GST_MISCALCULATED if data.row_figures[row.txn_id] else GST_ON_GST_FREE
+            line = next(line for line in sheet.splitlines() if line.startswith(f"{row.txn_id}: "))
+            assert line.startswith(f"{row.txn_id}: {row.category} is ") and f"Recorded gst {row.gst} " in line
+            assert line.endswith(f'Faults: <[] if yes, ["{code}"] if no>'), line
+            assert f'"{row.txn_id}": <faults of {row.txn_id}>' in sheet.splitlines()[-1]
         assert "<result>" in sheet and not any(
             f"= {c / 100:.2f}" in sheet for c in data.row_figures.values() if c
         )
-        for old, new in (("is taxable,", "is GST-free,"), ("/ 11 =", "/ 10 ="), ('"T001"', '"T009"')):
+        swapped = ('["gst_miscalculated"] if no', '["gst_on_gst_free"] if no')
+        tampers = (("is taxable.", "is GST-free."), ("/ 11 =", "/ 10 ="), ('"T001"', '"T009"'), swapped)
+        for old, new in tampers:
             if old in data.prompt:
                 tampered = data.model_copy(update={"prompt": data.prompt.replace(old, new, 1)})
                 assert not _valid(AuBasTask(tampered)), (idx, old)
+
+
+def test_the_worksheets_answer_line_filled_from_the_key_scores_one_and_every_verdict_slot_counts():
+    """The answer line as the worksheet writes it (every row listed, [] for a row with no fault)
+    is read as the key: filled in right it scores 1.0; one row's faults left [] costs that row."""
+    for idx in range(40):
+        task = AuBasTask(make_task_data(AuBasConfig(level=1), idx))
+        data = task.data
+        values = {"1A": format_cents(data.bas["1A"])}
+        for txn, cents in data.row_figures.items():
+            values[f"correct GST of {txn}"] = format_cents(cents)
+            values[f"faults of {txn}"] = json.dumps(data.faults.get(txn, []))
+        line = filled_answer_line(data.prompt_text, values.__getitem__)
+        assert score_reply(task, line).reward == pytest.approx(1.0), line
+        faulty = next(iter(data.faults))
+        missed = filled_answer_line(data.prompt_text, {**values, f"faults of {faulty}": "[]"}.__getitem__)
+        assert score_reply(task, missed).rewards["bas_correct"] == pytest.approx(1 - 1 / 5), missed
 
 
 def test_rungs_one_and_two_have_a_focused_prompt_and_the_others_the_full_one():
@@ -161,6 +186,7 @@ def test_the_ladder_climbs():
         ({"labels": ["G2"]}, "labels must be a non-empty list"),
         ({"row_figures": True}, "row_figures needs prompt_style 'focused'"),
         ({"level": 1, "row_figures": False}, "row_figures was given"),
+        ({"prompt_style": "focused", "row_figures": True}, "row_figures needs fault_codes among"),
     ],
 )
 def test_a_bad_ladder_knob_fails_naming_it(knobs, named):

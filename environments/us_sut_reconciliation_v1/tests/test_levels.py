@@ -5,12 +5,14 @@ prompt states once: a missing-certificate purchase the vendor taxed owes no use 
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
 from piv_core.ladder import rung_table
+from piv_core.money import format_cents
 from piv_core.policy import Conversation
-from piv_core.testing import score_reply
+from piv_core.testing import filled_answer_line, score_reply
 from pydantic import ValidationError
 from us_sut_reconciliation_v1 import baselines, grading, prompt, rules
 from us_sut_reconciliation_v1.generator import WHOLE_RATE_ZIPS
@@ -103,6 +105,34 @@ def test_at_rung_one_no_answer_that_skips_the_audit_earns_more_than_three_tenths
     assert max(means.values()) < 0.3 and worked > max(means.values()) + 0.05, (means, worked)
 
 
+def test_rung_one_ends_on_a_worksheet_that_validate_rebuilds_and_its_answer_line_reads_as_the_key():
+    for idx in range(40):
+        task = UsSutTask(make_task_data(UsSutConfig(level=1), idx))
+        data = task.data
+        _, business_zip, rows = prompt.read_ledger(data.prompt_text)
+        sheet = data.prompt_text.split("```\n\n", 1)[1]
+        assert sheet == prompt.worksheet(rows, ["sales_tax_due"], business_zip) and _valid(task)
+        for row in rows:
+            code = TAX_MISCALCULATED if data.row_figures[row.txn_id] else TAX_ON_EXEMPT_ITEM
+            line = next(line for line in sheet.splitlines() if line.startswith(f"{row.txn_id}: "))
+            assert f"Recorded tax {row.tax} " in line
+            assert line.endswith(f'Faults: <[] if yes, ["{code}"] if no>'), line
+        swapped = ('["tax_miscalculated"] if no', '["tax_on_exempt_item"] if no')
+        for old, new in (swapped, ("x 9.000", "x 8.000")):
+            if old in sheet:
+                tampered = data.model_copy(update={"prompt": data.prompt_text.replace(old, new, 1)})
+                assert not _valid(UsSutTask(tampered)), (idx, old)
+        values = {"sales_tax_due": format_cents(data.figures["sales_tax_due"])}
+        for txn, cents in data.row_figures.items():
+            values[f"correct tax of {txn}"] = format_cents(cents)
+            values[f"faults of {txn}"] = json.dumps(data.faults.get(txn, []))
+        line = filled_answer_line(data.prompt_text, values.__getitem__)
+        assert score_reply(task, line).reward == pytest.approx(1.0), line
+        faulty = next(iter(data.faults))
+        missed = filled_answer_line(data.prompt_text, {**values, f"faults of {faulty}": "[]"}.__getitem__)
+        assert score_reply(task, missed).rewards["return_correct"] == pytest.approx(5 / 6), missed
+
+
 def test_a_prompt_asking_other_figures_than_the_key_fails_validate():
     task = UsSutTask(make_task_data(UsSutConfig(level=1), 0))
     text = task.data.prompt_text.replace("report: sales_tax_due (only", "report: use_tax_due (only")
@@ -146,6 +176,7 @@ def test_the_ladder_climbs():
         ({"figures": ["exempt_sales"]}, "figures must include a graded figure"),
         ({"row_figures": True}, "row_figures needs prompt_style 'focused'"),
         ({"level": 1, "row_figures": False}, "row_figures was given"),
+        ({"prompt_style": "focused", "row_figures": True}, "row_figures needs fault_codes among"),
     ],
 )
 def test_a_bad_ladder_knob_fails_naming_it(knobs, named):

@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from piv_core.ledger_audit import verdict
 from piv_core.ledger_audit import worksheet as ledger_worksheet
 
 from us_sut_reconciliation_v1.ledger import EXEMPT, SALE, TAXABLE, Quarter, Row, from_csv, to_csv
@@ -26,6 +27,7 @@ from us_sut_reconciliation_v1.rules import (
     OUTSIDE_PERIOD,
     STATE_RATE,
     TAX_MISCALCULATED,
+    TAX_ON_EXEMPT_ITEM,
     is_exempt,
 )
 
@@ -154,14 +156,15 @@ ROW_KEY = "tax"
 ROW_RULE = (
     f"- {ROW_KEY} maps every transaction_id of the ledger, written exactly as there, to that row's correct "
     "tax (on a sale its correct sales tax, 0.00 when exempt; on a purchase the use tax due): one entry per "
-    "row. A row's entry counts as right only when faults also lists that row if it has a fault, and leaves "
-    "it out if it has none."
+    "row. faults may also list a row that has no fault, as []: such a row counts as not listed. A row's "
+    "entry counts as right only when faults lists that row with a code if it has a fault, and does not if "
+    "it has none."
 )
 """The answer-format rule of a task that asks for every row's correct tax."""
 ROW_CREDIT_NOTE = f"""GRADING OF THE FIGURES
 Each figure asked for counts on its own, every row's entry in {ROW_KEY} as much as each graded figure: the \
 return part of the score is the share of them that are right (a figure exact to the cent; a row's entry \
-exact to the cent with that row in faults exactly when it has a fault)."""
+exact to the cent, with a fault code listed for that row in faults exactly when it has a fault)."""
 """What a prompt that asks for the per-row figures says under partial credit."""
 
 _WORKING = """HOW TO WORK
@@ -332,18 +335,25 @@ _QUARTER = re.compile(r"^Filing quarter: (\d{4}) Q([1-4])\b", re.MULTILINE | re.
 _LEDGER = re.compile(r"```csv\n(.*?)\n```", re.DOTALL)
 
 
+COMPARED_CODES = (TAX_ON_EXEMPT_ITEM, TAX_MISCALCULATED)
+"""The fault codes a sale's recorded tax against its correct tax decides alone: the only ones a
+task that asks for every row's correct tax may plant, so that each worksheet line's `verdict` is
+the whole of that row's audit (a purchase has none of them)."""
+
+
 def worksheet(rows: Sequence[Row], figures: Sequence[str], business_zip: str) -> str:
     """The closing part of a user prompt that asks for every row's correct tax (`ROW_KEY`): one
     line per row to copy and complete (whether it is exempt, and for a taxable sale the rate of
-    its delivery ZIP with the product written out and its result left open), a line per figure,
-    and the answer line with this ledger's transaction_ids in place and every figure a placeholder."""
+    its delivery ZIP with the product written out and its result left open, then the comparison
+    with the recorded tax and the fault it gives), a line per figure, and the answer line with
+    this ledger's transaction_ids in place."""
     lines = []
     for row in rows:
         if row.kind != SALE:
             tax = f"the use tax due (PURCHASES, at the business ZIP {business_zip}'s rate) = <result>"
             lines.append(
-                f"{row.txn_id}: a purchase of {row.category}, so correct tax = {tax}; "
-                f"recorded tax {row.tax}; <the fault code that holds, or no fault>"
+                f"{row.txn_id}: a purchase of {row.category}. Correct tax = {tax}. Recorded tax {row.tax} "
+                "is what the vendor charged, never audited. Faults: []"
             )
             continue
         if is_exempt(row):
@@ -352,18 +362,16 @@ def worksheet(rows: Sequence[Row], figures: Sequence[str], business_zip: str) ->
                 if row.category in EXEMPT
                 else "a taxable category with an honoured claim"
             )
-            tax, status = "0.00", f"exempt ({why})"
+            work, status, code = "Correct tax = 0.00.", f"exempt ({why})", TAX_ON_EXEMPT_ITEM
         else:
             rate = STATE_RATE + LOCAL_RATES[row.zip][1]
             why = " (its exemption claim is not honoured)" if row.claimed else ""
-            tax = f"{row.gross} x {rate:.3f} / 100 = <result>"
-            status = f"taxable{why}, delivered to {row.zip} at {rate:.3f}%"
-        lines.append(
-            f"{row.txn_id}: {row.category} is {status}, so correct tax = {tax}; recorded tax {row.tax}; "
-            "<the fault code that holds, or no fault>"
-        )
+            work = f"Correct tax = {row.gross} x {rate:.3f} / 100 = <result>."
+            status, code = f"taxable{why}, delivered to {row.zip} at {rate:.3f}%", TAX_MISCALCULATED
+        check = verdict(f"Recorded tax {row.tax}", "correct tax", code)
+        lines.append(f"{row.txn_id}: {row.category} is {status}. {work} {check}")
     asked = [name for name in FIGURES if name in figures]
-    return ledger_worksheet(lines, asked, ROW_KEY, [row.txn_id for row in rows], "transaction_id")
+    return ledger_worksheet(lines, asked, ROW_KEY, [row.txn_id for row in rows], "correct tax")
 
 
 def user_prompt(

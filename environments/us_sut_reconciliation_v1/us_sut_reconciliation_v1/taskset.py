@@ -187,6 +187,11 @@ class UsSutConfig(vf.TasksetConfig):
                 f"row_figures needs prompt_style 'focused', got {self.prompt_style!r}: the full prompt "
                 "asks for the return's figures only"
             )
+        if self.row_figures and not set(self.fault_codes) <= set(prompt.COMPARED_CODES):
+            raise ValueError(
+                f"row_figures needs fault_codes among {list(prompt.COMPARED_CODES)}, got {self.fault_codes}: "
+                "each row's worksheet line decides its audit from the recorded tax alone"
+            )
         if not set(self.figures) & set(rules.GRADED_FIGURES):
             raise ValueError(
                 f"figures must include a graded figure (any but exempt_sales), got {self.figures}"

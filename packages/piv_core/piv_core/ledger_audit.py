@@ -9,11 +9,12 @@ A reply is parsed when its last ``<answer>`` block holds a JSON object whose ``f
 fault map (`piv_core.audit`); otherwise every score is 0, ``parsed`` included. A figure that
 is missing or not an exact cent amount is simply wrong. A task may also ask for one figure per
 row (`Scheme.row_key`: a map {txn_id: amount} in the answer), each graded like a label once its
-row is reconciled: the amount right, and the row in the fault map exactly when it has a fault;
-`worksheet` is the closing of such a task's prompt. Grading never raises on a reply (only on a
-key that asks for no graded figure), and a reply is parsed once however many rewards and
-metrics grade it. Each environment keeps its own names
-for the shared metrics (`Scheme.metric_names`).
+row is reconciled: the amount right, and the row's codes in the fault map non-empty exactly when
+it has a fault (a row listed with ``[]`` is not flagged); `worksheet` is the closing of such a
+task's prompt, each row's line ending on its `verdict`. Grading never raises on a reply (only on
+a key that asks for no graded figure), and a reply is parsed once however many rewards and
+metrics grade it. Each environment keeps its own names for the shared metrics
+(`Scheme.metric_names`).
 """
 
 from __future__ import annotations
@@ -116,25 +117,32 @@ def answer_text(
     return f"<answer>\n{json.dumps({**body, 'faults': fault_lists(faults)})}\n</answer>"
 
 
+def verdict(recorded: str, figure: str, code: str) -> str:
+    """The end of a worksheet line (`worksheet`): whether the books' figure (`recorded`, e.g.
+    ``Recorded gst 4.40``) equals the row's correct one (`figure`, e.g. ``correct GST``), and the
+    row's faults as its entry in the answer's fault map: ``[]`` when it does, ``["<code>"]`` when not."""
+    return f'{recorded} equals the {figure}? <yes or no>. Faults: <[] if yes, ["{code}"] if no>'
+
+
 def worksheet(
-    row_lines: Sequence[str], labels: Sequence[str], row_key: str, txn_ids: Sequence[str], id_name: str
+    row_lines: Sequence[str], labels: Sequence[str], row_key: str, txn_ids: Sequence[str], figure: str
 ) -> str:
     """The closing part of a user prompt that asks for every row's figure: the environment's line
-    per row (`row_lines`, each with ``<...>`` left to fill in), a line per label asked, and the
-    answer line with the rows' ids in place and every figure a placeholder (`id_name`: what the
-    ledger calls a row's id)."""
-    lines = [*row_lines, *(f"{label} = <the figure, from the lines above>" for label in labels)]
-    figures = "".join(f'"{label}": "<your {label}>", ' for label in labels)
-    per_row = ", ".join(f'"{txn}": "<your result for {txn}>"' for txn in txn_ids)
-    answer = (
-        f'<answer>{{{figures}"{row_key}": {{{per_row}}}, '
-        f'"faults": {{"<{id_name} of a faulty row>": ["<its fault code>"]}}}}</answer>'
-    )
+    per row (`row_lines`, each with ``<...>`` left to fill in, ending on its `verdict`), a line per
+    label asked, and the answer line with the rows' ids in place, every figure a placeholder and
+    every row's faults the ones its line found (`figure`: what a row's figure is, e.g. ``correct
+    GST``). All of it is one block to copy, so that the answer line is the last thing written."""
+    lines = [*row_lines, *(f"{label} = <{label}, from your lines>" for label in labels)]
+    figures = "".join(f'"{label}": "<{label}>", ' for label in labels)
+    per_row = ", ".join(f'"{txn}": "<{figure} of {txn}>"' for txn in txn_ids)
+    faults = ", ".join(f'"{txn}": <faults of {txn}>' for txn in txn_ids)
+    answer = f'<answer>{{{figures}"{row_key}": {{{per_row}}}, "faults": {{{faults}}}}}</answer>'
     return (
-        "Copy the lines below, replacing each <...>.\n"
+        "Copy everything below, from the first line to </answer>, replacing each <...> by what it asks "
+        "(the answer line takes its values from your lines; a reply without it scores 0):\n\n"
         + "\n".join(lines)
-        + "\n\nThen end your reply with this answer line, its <...> filled in from your lines (list every "
-        "faulty row in faults, none if no row is faulty; a reply without the line scores 0):\n" + answer
+        + "\n"
+        + answer
     )
 
 

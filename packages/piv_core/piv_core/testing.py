@@ -1,11 +1,13 @@
-"""Test helpers: score a reply through an environment's real `Task.score` with no model or runtime, run
-the suite's commands as a user would, read back what a run report marks, and register an environment
-written in a test the way an installed distribution registers one."""
+"""Test helpers: score a reply through an environment's real `Task.score` with no model or runtime,
+fill in a worksheet's answer line, run the suite's commands as a user would, read back what a run
+report marks, and register an environment written in a test the way an installed distribution
+registers one."""
 
 from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -33,6 +35,14 @@ def score_reply(task: vf.Task, reply: str | None) -> Scored:
     rewards = {name: float(r.score) for name, r in trace.rewards.items()}
     metrics: dict[str, Any] = dict(trace.metrics)
     return Scored(rewards, metrics, float(trace.reward), trace)
+
+
+def filled_answer_line(prompt_text: str, fill: Callable[[str], str]) -> str:
+    """The answer line a worksheet prompt ends on (`piv_core.ledger_audit.worksheet`), each ``<...>``
+    placeholder but the tags replaced by `fill(the text between the brackets)`: what a model that
+    copied the line and filled it in would write."""
+    line = prompt_text.rstrip().splitlines()[-1]
+    return re.sub(r"<(?!/?answer>)([^<>]*)>", lambda match: fill(match.group(1)), line)
 
 
 def run_command(command: str, *args: str, cwd: str | None = None, timeout: float = 900) -> tuple[int, str]:
