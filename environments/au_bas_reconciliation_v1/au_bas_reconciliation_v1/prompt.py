@@ -170,7 +170,7 @@ def worksheet(rows: Sequence[Row], labels: Sequence[str]) -> str:
     """The closing part of a user prompt that asks for every row's correct GST (`ROW_KEY`): one
     line per row to copy and complete (its category's treatment stated, a taxable row's division
     written out with the result left open, then the comparison with the recorded gst and the
-    fault it gives), a line per label, and the answer line with this ledger's txn_ids in place."""
+    fault it gives), and the answer line with this ledger's txn_ids in place."""
     lines = []
     for row in rows:
         treatment = _treatment(row.category)

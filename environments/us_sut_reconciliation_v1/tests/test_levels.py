@@ -118,7 +118,7 @@ def test_rung_one_ends_on_a_worksheet_that_validate_rebuilds_and_its_answer_line
             assert f"Recorded tax {row.tax} " in line
             assert line.endswith(f'Faults: <[] if yes, ["{code}"] if no>'), line
         swapped = ('["tax_miscalculated"] if no', '["tax_on_exempt_item"] if no')
-        for old, new in (swapped, ("x 9.000", "x 8.000")):
+        for old, new in (swapped, ("x 9 /", "x 8 /")):
             if old in sheet:
                 tampered = data.model_copy(update={"prompt": data.prompt_text.replace(old, new, 1)})
                 assert not _valid(UsSutTask(tampered)), (idx, old)

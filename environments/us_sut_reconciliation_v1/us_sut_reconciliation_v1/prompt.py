@@ -345,7 +345,7 @@ def worksheet(rows: Sequence[Row], figures: Sequence[str], business_zip: str) ->
     """The closing part of a user prompt that asks for every row's correct tax (`ROW_KEY`): one
     line per row to copy and complete (whether it is exempt, and for a taxable sale the rate of
     its delivery ZIP with the product written out and its result left open, then the comparison
-    with the recorded tax and the fault it gives), a line per figure, and the answer line with
+    with the recorded tax and the fault it gives), and the answer line with
     this ledger's transaction_ids in place."""
     lines = []
     for row in rows:
@@ -364,10 +364,10 @@ def worksheet(rows: Sequence[Row], figures: Sequence[str], business_zip: str) ->
             )
             work, status, code = "Correct tax = 0.00.", f"exempt ({why})", TAX_ON_EXEMPT_ITEM
         else:
-            rate = STATE_RATE + LOCAL_RATES[row.zip][1]
+            rate = f"{STATE_RATE + LOCAL_RATES[row.zip][1]:.3f}".rstrip("0").rstrip(".")  # 9, 8.25
             why = " (its exemption claim is not honoured)" if row.claimed else ""
-            work = f"Correct tax = {row.gross} x {rate:.3f} / 100 = <result>."
-            status, code = f"taxable{why}, delivered to {row.zip} at {rate:.3f}%", TAX_MISCALCULATED
+            work = f"Correct tax = {row.gross} x {rate} / 100 = <result>."
+            status, code = f"taxable{why}, delivered to {row.zip} at {rate}%", TAX_MISCALCULATED
         check = verdict(f"Recorded tax {row.tax}", "correct tax", code)
         lines.append(f"{row.txn_id}: {row.category} is {status}. {work} {check}")
     asked = [name for name in FIGURES if name in figures]

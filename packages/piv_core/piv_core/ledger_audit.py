@@ -128,11 +128,11 @@ def worksheet(
     row_lines: Sequence[str], labels: Sequence[str], row_key: str, txn_ids: Sequence[str], figure: str
 ) -> str:
     """The closing part of a user prompt that asks for every row's figure: the environment's line
-    per row (`row_lines`, each with ``<...>`` left to fill in, ending on its `verdict`), a line per
-    label asked, and the answer line with the rows' ids in place, every figure a placeholder and
+    per row (`row_lines`, each with ``<...>`` left to fill in, ending on its `verdict`), then the
+    answer line with the labels asked and the rows' ids in place, every figure a placeholder and
     every row's faults the ones its line found (`figure`: what a row's figure is, e.g. ``correct
-    GST``). All of it is one block to copy, so that the answer line is the last thing written."""
-    lines = [*row_lines, *(f"{label} = <{label}, from your lines>" for label in labels)]
+    GST``). All of it is one block to copy, the answer line straight after the rows, so that it is
+    the last thing written."""
     figures = "".join(f'"{label}": "<{label}>", ' for label in labels)
     per_row = ", ".join(f'"{txn}": "<{figure} of {txn}>"' for txn in txn_ids)
     faults = ", ".join(f'"{txn}": <faults of {txn}>' for txn in txn_ids)
@@ -140,7 +140,7 @@ def worksheet(
     return (
         "Copy everything below, from the first line to </answer>, replacing each <...> by what it asks "
         "(the answer line takes its values from your lines; a reply without it scores 0):\n\n"
-        + "\n".join(lines)
+        + "\n".join(row_lines)
         + "\n"
         + answer
     )
