@@ -160,6 +160,13 @@ def _treatment(category: str) -> str:
     return "taxable" if category in TAXABLE else "GST-free" if category in GST_FREE else "input-taxed"
 
 
+_SUMMED = {
+    "G1": "the sum of amount over the sales",
+    "1A": "the sum of the correct GST of the sales",
+    "1B": "the sum of the correct GST of the purchases",
+    "net": "1A - 1B",
+}
+"""Each label as a worksheet's answer line says to work it out (`worksheet`: no row is left out there)."""
 COMPARED_CODES = (GST_ON_GST_FREE, GST_MISCALCULATED)
 """The fault codes a row's recorded gst against its correct GST decides alone: the only ones a
 task that asks for every row's correct GST may plant, so that each worksheet line's `verdict`
@@ -180,7 +187,7 @@ def worksheet(rows: Sequence[Row], labels: Sequence[str]) -> str:
             work, code = "Correct GST = 0.00.", GST_ON_GST_FREE
         check = verdict(f"Recorded gst {row.gst}", "correct GST", code)
         lines.append(f"{row.txn_id}: {row.category} is {treatment}. {work} {check}")
-    asked = [label for label in LABELS if label in labels]
+    asked = {label: _SUMMED[label] for label in LABELS if label in labels}
     return ledger_worksheet(lines, asked, ROW_KEY, [row.txn_id for row in rows], "correct GST")
 
 

@@ -137,10 +137,11 @@ def test_the_worksheets_answer_line_filled_from_the_key_scores_one_and_every_ver
         for txn, cents in data.row_figures.items():
             values[f"correct GST of {txn}"] = format_cents(cents)
             values[f"faults of {txn}"] = json.dumps(data.faults.get(txn, []))
-        line = filled_answer_line(data.prompt_text, values.__getitem__)
+        line = filled_answer_line(data.prompt_text, values)
         assert score_reply(task, line).reward == pytest.approx(1.0), line
         faulty = next(iter(data.faults))
-        missed = filled_answer_line(data.prompt_text, {**values, f"faults of {faulty}": "[]"}.__getitem__)
+        missed_values = {**values, f"faults of {faulty}": "[]"}
+        missed = filled_answer_line(data.prompt_text, missed_values)
         assert score_reply(task, missed).rewards["bas_correct"] == pytest.approx(1 - 1 / 5), missed
 
 

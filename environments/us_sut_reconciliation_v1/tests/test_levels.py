@@ -126,10 +126,11 @@ def test_rung_one_ends_on_a_worksheet_that_validate_rebuilds_and_its_answer_line
         for txn, cents in data.row_figures.items():
             values[f"correct tax of {txn}"] = format_cents(cents)
             values[f"faults of {txn}"] = json.dumps(data.faults.get(txn, []))
-        line = filled_answer_line(data.prompt_text, values.__getitem__)
+        line = filled_answer_line(data.prompt_text, values)
         assert score_reply(task, line).reward == pytest.approx(1.0), line
         faulty = next(iter(data.faults))
-        missed = filled_answer_line(data.prompt_text, {**values, f"faults of {faulty}": "[]"}.__getitem__)
+        missed_values = {**values, f"faults of {faulty}": "[]"}
+        missed = filled_answer_line(data.prompt_text, missed_values)
         assert score_reply(task, missed).rewards["return_correct"] == pytest.approx(5 / 6), missed
 
 

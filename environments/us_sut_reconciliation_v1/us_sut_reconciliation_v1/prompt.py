@@ -335,6 +335,15 @@ _QUARTER = re.compile(r"^Filing quarter: (\d{4}) Q([1-4])\b", re.MULTILINE | re.
 _LEDGER = re.compile(r"```csv\n(.*?)\n```", re.DOTALL)
 
 
+_SUMMED = {
+    "gross_sales": "the sum of gross_amount over the sales",
+    "exempt_sales": "the sum of gross_amount over the exempt sales",
+    "taxable_sales": "gross_sales - exempt_sales",
+    "sales_tax_due": "the sum of the correct tax of the sales",
+    "use_tax_due": "the sum of the use tax due over the purchases",
+    "net_remittance": "sales_tax_due + use_tax_due",
+}
+"""Each figure as a worksheet's answer line says to work it out (`worksheet`: no row is left out there)."""
 COMPARED_CODES = (TAX_ON_EXEMPT_ITEM, TAX_MISCALCULATED)
 """The fault codes a sale's recorded tax against its correct tax decides alone: the only ones a
 task that asks for every row's correct tax may plant, so that each worksheet line's `verdict` is
@@ -370,7 +379,7 @@ def worksheet(rows: Sequence[Row], figures: Sequence[str], business_zip: str) ->
             status, code = f"taxable{why}, delivered to {row.zip} at {rate}%", TAX_MISCALCULATED
         check = verdict(f"Recorded tax {row.tax}", "correct tax", code)
         lines.append(f"{row.txn_id}: {row.category} is {status}. {work} {check}")
-    asked = [name for name in FIGURES if name in figures]
+    asked = {name: _SUMMED[name] for name in FIGURES if name in figures}
     return ledger_worksheet(lines, asked, ROW_KEY, [row.txn_id for row in rows], "correct tax")
 
 

@@ -125,20 +125,22 @@ def verdict(recorded: str, figure: str, code: str) -> str:
 
 
 def worksheet(
-    row_lines: Sequence[str], labels: Sequence[str], row_key: str, txn_ids: Sequence[str], figure: str
+    row_lines: Sequence[str], labels: Mapping[str, str], row_key: str, txn_ids: Sequence[str], figure: str
 ) -> str:
     """The closing part of a user prompt that asks for every row's figure: the environment's line
     per row (`row_lines`, each with ``<...>`` left to fill in, ending on its `verdict`), then the
-    answer line with the labels asked and the rows' ids in place, every figure a placeholder and
-    every row's faults the ones its line found (`figure`: what a row's figure is, e.g. ``correct
-    GST``). All of it is one block to copy, the answer line straight after the rows, so that it is
-    the last thing written."""
-    figures = "".join(f'"{label}": "<{label}>", ' for label in labels)
+    answer line with the labels asked and the rows' ids in place, every figure a placeholder (each
+    label's saying how it is worked out from the rows: `labels` maps it to those words) and every
+    row's faults the ones its line found (`figure`: what a row's figure is, e.g. ``correct GST``).
+    All of it is one block to copy, the answer line straight after the rows, so that it is the
+    last thing written."""
+    figures = "".join(f'"{label}": "<{label}: {how}>", ' for label, how in labels.items())
     per_row = ", ".join(f'"{txn}": "<{figure} of {txn}>"' for txn in txn_ids)
     faults = ", ".join(f'"{txn}": <faults of {txn}>' for txn in txn_ids)
     answer = f'<answer>{{{figures}"{row_key}": {{{per_row}}}, "faults": {{{faults}}}}}</answer>'
     return (
-        "Copy everything below, from the first line to </answer>, replacing each <...> by what it asks "
+        "Copy everything below, from the first line to </answer>, replacing each <...>, brackets included, "
+        "by what it asks "
         "(the answer line takes its values from your lines; a reply without it scores 0):\n\n"
         + "\n".join(row_lines)
         + "\n"

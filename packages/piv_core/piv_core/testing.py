@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable
+from collections.abc import Mapping
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -37,12 +37,12 @@ def score_reply(task: vf.Task, reply: str | None) -> Scored:
     return Scored(rewards, metrics, float(trace.reward), trace)
 
 
-def filled_answer_line(prompt_text: str, fill: Callable[[str], str]) -> str:
+def filled_answer_line(prompt_text: str, values: Mapping[str, str]) -> str:
     """The answer line a worksheet prompt ends on (`piv_core.ledger_audit.worksheet`), each ``<...>``
-    placeholder but the tags replaced by `fill(the text between the brackets)`: what a model that
-    copied the line and filled it in would write."""
+    placeholder but the tags replaced by `values[its name]` (its text up to any ``:``): what a model
+    that copied the line and filled it in would write."""
     line = prompt_text.rstrip().splitlines()[-1]
-    return re.sub(r"<(?!/?answer>)([^<>]*)>", lambda match: fill(match.group(1)), line)
+    return re.sub(r"<(?!/?answer>)([^<>:]*)(?::[^<>]*)?>", lambda match: values[match.group(1)], line)
 
 
 def run_command(command: str, *args: str, cwd: str | None = None, timeout: float = 900) -> tuple[int, str]:
