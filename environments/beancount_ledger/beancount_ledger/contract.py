@@ -35,7 +35,7 @@ from beancount_ledger.limits import (
 
 GENERATOR_VERSION = 4
 SCORER_CONTRACT = 5
-EPISODE_CONTRACT = 6
+EPISODE_CONTRACT = 7
 
 
 def _episode_rules(writers: str) -> str:
@@ -83,24 +83,24 @@ The workspace files (read_file returns each by its name; the user message quotes
 
 How to work:
 1. For each statement line, find the ledger entries carrying `bank_ref: "<that line's ref>"` and compare them \
-with the line (date, amount, accounts). Write your comparison out before you call a tool.
-2. Add one correcting transaction with append_ledger. Its text is only the new transaction, written like the \
-ledger's own entries: a first line with the statement line's date, `*` and a quoted narration; a metadata line \
-`bank_ref: "..."` with the statement line's ref; then its postings, one account and amount in AUD per line. Its \
-postings are exactly the difference between what was booked and what should have been booked, and sum to zero. \
-append_ledger adds it at the end of the ledger; write_ledger would replace the whole ledger instead.
-3. Check with run_beancount if you like, then call submit.
+with the line (date, amount, accounts).
+2. Call book_correction once, for the line booked wrongly: the line's date and ref, an amount, and the two \
+accounts it moves between. The correction is exactly the difference between what was booked and what should \
+have been booked: a line missing from the ledger is booked as the line itself; a line booked twice is \
+corrected by the opposite of one of its bookings. book_correction writes the transaction policy.md asks for \
+and appends it to the ledger; write_ledger would replace the whole ledger instead.
+3. Call submit.
 
-Tools: read_file, append_ledger, write_ledger, run_beancount, submit.
+Tools: read_file, book_correction, write_ledger, run_beancount, submit.
 
-{_episode_rules("write_ledger or append_ledger")}"""
+{_episode_rules("write_ledger or book_correction")}"""
 
 USER_PROMPT = "Reconcile the books of {company} for {month} and deliver the corrected ledger."
 QUOTED = ("ledger.beancount", "bank_statement.csv", "archive_prior_period.csv", "policy.md")
 """The files rung 1's user message quotes, as given."""
 APPEND_USER_PROMPT = (
     "Reconcile the books of {company} for {month}: find the one bank statement line booked wrongly and "
-    "append its correcting transaction to ledger.beancount with append_ledger. The files as given:\n\n{files}"
+    "book its correction with book_correction. The files as given:\n\n{files}"
 )
 
 

@@ -55,6 +55,7 @@ import re2
 import verifiers.v1 as vf
 
 from beancount_ledger import isolated
+from beancount_ledger.correction import correcting_entry
 from beancount_ledger.keys import SECRET_ENV
 from beancount_ledger.limits import LEDGER_ENVELOPE, OBSERVATION_BUDGET, REPLY_CAP, SLICE_LINES
 from beancount_ledger.render import FILE_NAMES, LEDGER
@@ -141,12 +142,13 @@ def _describe(checked: isolated.Checked) -> str:
 
 SURFACES: dict[str, tuple[str, ...]] = {
     "full": ("list_files", "read_file", "grep", "run_beancount", "write_ledger", "submit"),
-    "append": ("read_file", "run_beancount", "write_ledger", "append_ledger", "submit"),
+    "append": ("read_file", "run_beancount", "write_ledger", "book_correction", "submit"),
 }
 """The tools a server publishes, by surface: ``full`` (the six tools, every rung but the first and
 the shipped and hard worlds) and ``append`` (rung 1: the files are named in the prompt, so no
-listing or search; ``append_ledger`` adds the correcting entries the policy asks for without
-copying the whole ledger). Every surface reaches everything the score counts."""
+listing or search; ``book_correction`` appends one correcting transaction from its parts, so the
+model neither copies the ledger nor writes Beancount syntax). Every surface reaches everything
+the score counts."""
 
 
 class LedgerToolsConfig(vf.SharedToolsetConfig):
@@ -358,27 +360,27 @@ class LedgerToolset(SharedToolset[LedgerToolsConfig, LedgerState]):
 
     @vf.tool
     @_guarded
-    def append_ledger(self, text: str) -> str:
-        """Add `text` (new entries, such as one correcting transaction) at the end of the current
-        ledger.beancount, only if the whole ledger then loads in beancount with no errors; otherwise
-        nothing is written and the errors are returned. The latest accepted ledger is scored."""
-        if not isinstance(text, str) or not text.strip():
-            return self._reply(
-                "append_ledger", "error: text must be the entries to add (not empty); not written"
-            )
+    def book_correction(self, date: str, bank_ref: str, account: str, amount: str, other_account: str) -> str:
+        """Append one correcting transaction to ledger.beancount: dated `date` (the bank statement
+        line's date, like "2024-03-31"), tagged bank_ref: "`bank_ref`" (that line's ref), posting
+        `amount` (AUD, like "18.00" or "-18.00") to `account` and the same amount with the opposite
+        sign to `other_account`. It is written only if the whole ledger then loads in beancount with
+        no errors; otherwise nothing is written and the errors are returned. The latest accepted
+        ledger is scored."""
+        try:
+            entry = correcting_entry(date, bank_ref, account, amount, other_account)
+        except ValueError as e:
+            return self._reply("book_correction", f"error: {e}; not written")
         current, error = self._file(LEDGER)
         if current is None:
-            return self._reply("append_ledger", error)
-        text = text.replace("\r\n", "\n").strip("\n")
-        whole = f"{current.rstrip(chr(10))}\n\n{text}\n"
+            return self._reply("book_correction", error)
+        whole = f"{current.rstrip(chr(10))}\n\n{entry}\n"
         if len(whole.encode()) > LEDGER_ENVELOPE:
             return self._reply(
-                "append_ledger",
+                "book_correction",
                 f"error: the ledger would be over the {LEDGER_ENVELOPE}-byte envelope; not written",
             )
-        first = whole.count("\n") - text.count("\n")  # the line of `whole` where `text` starts
-        note = f"\n(<string>:N is line N of the whole ledger; the text you appended starts at line {first})"
-        return self._accept("append_ledger", whole, note)
+        return self._accept("book_correction", whole, f"\nappended:\n{entry}")
 
     @vf.tool
     @_guarded

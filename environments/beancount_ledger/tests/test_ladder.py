@@ -162,7 +162,7 @@ def test_rung_one_is_served_its_own_prompt_and_tools(dev_worlds):
         assert make_task_data(selector).system_prompt == contract.SYSTEM_PROMPT, selector
     # Every rule the common prompt states, the rung-1 prompt states too.
     rules = contract.SYSTEM_PROMPT.split("Episode rules:")[1].replace(
-        "write_ledger", "write_ledger or append_ledger"
+        "write_ledger", "write_ledger or book_correction"
     )
     assert rules.strip() in contract.APPEND_SYSTEM_PROMPT
     # Built without validation: which surface a rung gets is the question here, not whether a dev
@@ -188,12 +188,19 @@ def test_rung_one_is_served_its_own_prompt_and_tools(dev_worlds):
         LedgerConfig(selectors=["dev:0:level1", "dev:1:level2"])
 
 
-def test_the_reference_scores_one_through_append_ledger_at_rung_one():
-    """The correcting entries alone, appended through the rung-1 tool, are the golden ledger."""
-    for n in range(4):
+def test_each_planted_fix_booked_through_book_correction_scores_one_at_rung_one():
+    """The rung-1 tool reaches the full score: each world's one fix, given as its five parts (the
+    statement line's date and ref, the amount and the two accounts it moves between), is the
+    golden correction. Every kind of discrepancy is among these worlds."""
+    kinds = set()
+    for n in range(24):
         data = make_task_data(f"dev:{n}:level1")
-        given, golden = data.files["ledger.beancount"], answer.golden_ledger(data)
+        (fix,) = data.fixes
+        kinds.add(fix.kind)
+        (first, amount), (second, _) = fix.fix.items()
         toolset = LedgerToolset(tools.LedgerToolsConfig(surface="append"))
         with rollout(LedgerState(files=dict(data.files))) as state:
-            assert toolset.append_ledger(golden[len(given) :]).startswith("written: revision 1")
+            reply = toolset.book_correction(f"{fix.date}", fix.ref, first, f"{amount}", second)
+            assert reply.startswith("written: revision 1"), reply
             assert score(state.ledger, answer.key_of(data)).reward == 1.0, n
+    assert kinds == {"missing", "wrong_amount", "duplicate", "wrong_account", "prior_period"}, kinds

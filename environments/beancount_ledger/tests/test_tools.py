@@ -8,9 +8,7 @@ import pytest
 import verifiers.v1 as vf
 from beancount_ledger import contract, isolated
 from beancount_ledger import tools as tools_module
-from beancount_ledger.answer import key_of
 from beancount_ledger.render import FILE_NAMES, LEDGER
-from beancount_ledger.scorer import score
 from beancount_ledger.taskset import golden_of, make_task_data
 from beancount_ledger.tools import LedgerState, LedgerToolset, rollout
 
@@ -155,25 +153,28 @@ def test_a_write_that_does_not_load_never_replaces_one_that_did(tools, data):
     assert reply.count("\n\n") == tools_module.SHOWN_ERRORS - 1 and "more not shown" in reply, reply
 
 
-def test_append_ledger_adds_entries_checked_as_a_whole(tools, data):
+def test_book_correction_appends_one_entry_checked_with_the_whole_ledger(tools, data):
     given = data.files[LEDGER]
-    golden = golden_of(data)
-    fixes = golden[len(given) :]
-    assert golden.startswith(given) and fixes.strip()
-    assert tools.append_ledger("   ").startswith("error: text must be")
-    reply = tools.append_ledger('2024-03-31 * "x"\n  Assets:Suspense  1.00 AUD\n  Income:Sales  -1.00 AUD')
+    assert tools.book_correction(
+        "2024-03-31", "BS-1", "Assets:Bank:Operating", "0", "Income:Sales"
+    ).startswith("error: amount must be a non-zero amount")
+    assert tools.state.ledger is None
+    # An account the ledger never opened: beancount refuses the whole, and nothing is written.
+    reply = tools.book_correction("2024-03-31", "BS-1", "Assets:Suspense", "1.00", "Income:Sales")
     assert reply.startswith("not written: beancount reports") and "nothing has been written yet" in reply
-    assert tools.append_ledger(fixes).startswith("written: revision 1")
-    assert score(tools.state.ledger, key_of(data)).reward == 1.0
-    assert tools.state.ledger.startswith(given) and served(tools, LEDGER) == tools.state.ledger
-    # A second append goes on the accepted revision; a refused one keeps it.
-    kept = tools.state.ledger
-    assert tools.append_ledger('plugin "beancount.plugins.auto_accounts"').startswith("not written: refused")
-    assert tools.state.ledger == kept and tools.state.revision == 1
-    assert tools.append_ledger('2024-03-31 note Assets:Bank:Operating "checked"').startswith(
-        "written: revision 2"
+    assert 'appended:\n2024-03-31 * "Correction for BS-1"' in reply and tools.state.ledger is None
+    reply = tools.book_correction("2024-03-31", "BS-1", "Assets:Bank:Operating", "-12.50", "Income:Sales")
+    assert reply.startswith("written: revision 1"), reply
+    ledger = tools.state.ledger
+    assert ledger.startswith(given.rstrip("\n")) and served(tools, LEDGER) == ledger
+    assert ledger.endswith(
+        '  bank_ref: "BS-1"\n  Assets:Bank:Operating  -12.50 AUD\n  Income:Sales           12.50 AUD\n'
     )
-    assert tools.state.ledger.startswith(kept) and tools.state.ledger.endswith('"checked"\n')
+    # A second correction goes on the accepted revision; a refused one keeps it.
+    assert tools.book_correction("2024-03-31", "BS-2", "Assets:Nowhere", "1.00", "Income:Sales").startswith(
+        "not written"
+    )
+    assert tools.state.ledger == ledger and tools.state.revision == 1
 
 
 def test_bad_arguments_are_messages(tools):

@@ -1,0 +1,82 @@
+"""Rung 1's correcting entry from its parts: each part is checked before anything is rendered, and
+what is rendered is one two-posting transaction, read back as such by beancount's own parser."""
+
+import pytest
+from beancount.core import data as bdata
+from beancount.parser import parser
+from beancount_ledger.correction import correcting_entry
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+GOOD = ("2024-03-31", "BS2403-007", "Assets:Bank:Operating", "18.00", "Liabilities:AccountsPayable")
+PARTS = ("date", "bank_ref", "account", "amount", "other_account")
+HOSTILE = (
+    "",
+    " ",
+    "\n",
+    '"',
+    "\\",
+    "x\n2024-01-01 open Assets:Evil AUD",
+    'BS-1"\n  Assets:Evil 1.00 AUD',
+    "Assets:Bank:Operating 1.00 AUD\n  Income:Sales",
+    'plugin "beancount.plugins.auto_accounts"',
+    'option "title" "x"',
+    "A" * 500,
+    "Assets:" + "B" * 500,
+    None,
+    18.0,
+    ["18.00"],
+    {"a": 1},
+)
+"""Refused in every part: injected lines and quotes, sizes over the bound, values that are not text."""
+WRONG_SHAPE = {
+    0: ("2024-02-30", "24-03-31", "2024-3-31", "today"),
+    1: ("-BS1", "BS 1", "BS/1"),
+    2: ("assets:bank", "Ａssets:Bank", "Assets", "Assets:bank", "Assets::Bank", "Bank:Operating"),
+    3: ("1e3", "18.005", "NaN", "0", "0.00", "eighteen"),
+    4: ("Income", "income:sales", "Expenses:"),
+}
+"""Refused in one part only: text of the wrong shape for it."""
+CASES = [(position, value) for position in range(5) for value in (*HOSTILE, *WRONG_SHAPE[position])]
+
+
+def _transaction(text: str) -> bdata.Transaction:
+    entries, errors, _ = parser.parse_string(text)
+    assert not errors and len(entries) == 1, (text, errors)
+    (entry,) = entries
+    assert isinstance(entry, bdata.Transaction)
+    return entry
+
+
+def test_the_parts_make_one_two_posting_transaction_tagged_with_the_ref():
+    entry = _transaction(correcting_entry(*GOOD))
+    assert f"{entry.date}" == "2024-03-31" and entry.meta["bank_ref"] == "BS2403-007"
+    assert [(p.account, f"{p.units.number}", p.units.currency) for p in entry.postings] == [
+        ("Assets:Bank:Operating", "18.00", "AUD"),
+        ("Liabilities:AccountsPayable", "-18.00", "AUD"),
+    ]
+
+
+@pytest.mark.parametrize(("position", "value"), CASES)
+def test_a_bad_part_is_refused_naming_it(position, value):
+    parts = list(GOOD)
+    parts[position] = value
+    with pytest.raises(ValueError, match=PARTS[position]):
+        correcting_entry(*parts)
+
+
+def test_the_two_accounts_must_differ():
+    with pytest.raises(ValueError, match="must differ"):
+        correcting_entry(GOOD[0], GOOD[1], GOOD[2], GOOD[3], GOOD[2])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.tuples(*(st.one_of(st.text(max_size=60), st.sampled_from(GOOD)) for _ in PARTS)))
+def test_any_parts_either_refused_or_exactly_one_transaction(parts):
+    try:
+        text = correcting_entry(*parts)
+    except ValueError:
+        return
+    entry = _transaction(text)
+    assert len(entry.postings) == 2 and entry.meta["bank_ref"] == parts[1].strip()
+    assert entry.postings[0].units.number == -entry.postings[1].units.number != 0
