@@ -191,7 +191,7 @@ def episode_digest(replay_reasoning: bool = REPLAY_REASONING) -> dict[str, objec
         "tools": tool_schemas(),
         "system_prompt": SYSTEM_PROMPT,
         "user_prompt": USER_PROMPT,
-        # Rung 1's surface (since episode contract 6): its tools and its prompts.
+        # Rung 1's surface (since episode contract 6; book_correction since 7): its tools and its prompts.
         "surfaces": {
             name: {"tools": tool_schemas(name), "system_prompt": system, "user_prompt": user}
             for name, (system, user) in PROMPTS.items()

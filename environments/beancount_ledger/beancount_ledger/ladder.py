@@ -10,11 +10,12 @@ corrected, whatever their number. The shipped world and the ``:hard`` selectors 
 profile and take no level.
 
 Rung 1 is also served its own prompt and tool surface (`tools.SURFACES["append"]`): the prompt names
-each file, says that one statement line is booked wrongly and how a correcting entry is written,
-and its user message quotes the ledger, statement, archive and policy as given; the tools are
-read_file, run_beancount, write_ledger, append_ledger (the correcting entries added at the end of
-the ledger, checked as a whole) and submit. The key, the policy and the score
-are the same as at every rung. Every other world is served the six tools and the common prompt.
+each file, says that one statement line is booked wrongly and what its correction is, and its
+user message quotes the ledger, statement, archive and policy as given; the tools are read_file,
+run_beancount, write_ledger, book_correction (one correcting transaction from its date, ref, amount
+and two accounts, appended to the ledger and checked as a whole: `correction`) and submit. The key,
+the policy and the score are the same as at every rung. Every other world is served the six tools
+and the common prompt.
 """
 
 from __future__ import annotations
