@@ -51,7 +51,8 @@ def file_text(results: dict[str, list[str]], name: str) -> str:
     return "\n".join(line[7:] for line in body.split("\n")) + "\n"
 
 
-def _bank_lines(text: str) -> list[dict[str, str]]:
+def bank_lines(text: str) -> list[dict[str, str]]:
+    """The statement's rows that carry a ref (every row but the opening balance)."""
     return [row for row in csv.DictReader(io.StringIO(text)) if row["ref"]]
 
 
@@ -65,7 +66,7 @@ def _entry(day: str, narration: str, ref: str, legs: list[tuple[str, Decimal]]) 
     return "\n".join(lines)
 
 
-def _booked(ledger: str) -> dict[str, list[Any]]:
+def booked_by_ref(ledger: str) -> dict[str, list[Any]]:
     """Transactions by the ``bank_ref`` they carry; a bank transaction with neither a ``bank_ref``
     nor a ``cheque`` that repeats a tagged one (payee, narration, postings) goes under ``repeat:<ref>``."""
     from beancount import loader
@@ -114,9 +115,9 @@ def corrections(
         for row in csv.DictReader(io.StringIO(archive))
         if row["type"] == "cheque" and row["status"] != "cleared"
     }
-    booked = _booked(ledger)
+    booked = booked_by_ref(ledger)
     out = []
-    for line in _bank_lines(statement):
+    for line in bank_lines(statement):
         amount, entries = Decimal(line["amount"]), booked.get(line["ref"], [])
         prior = any(ref in line["description"] for ref in outstanding)
         legs: dict[str, Decimal] = defaultdict(Decimal)

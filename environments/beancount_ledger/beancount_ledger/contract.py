@@ -82,8 +82,8 @@ The workspace files (read_file returns each by its name; the user message quotes
 - manifest.md: this list, with sizes.
 
 How to work:
-1. For each statement line, find the ledger entries carrying `bank_ref: "<that line's ref>"` and compare them \
-with the line (date, amount, accounts).
+1. For each statement line, find the ledger entries carrying `bank_ref: "<that line's ref>"` (the user message \
+lists them beside each line) and compare them with the line (date, amount, accounts).
 2. Call book_correction once, for the line booked wrongly: the line's date and ref, an amount, and the two \
 accounts it moves between. The correction is exactly the difference between what was booked and what should \
 have been booked: a line missing from the ledger is booked as the line itself; a line booked twice is \
@@ -100,7 +100,8 @@ QUOTED = ("ledger.beancount", "bank_statement.csv", "archive_prior_period.csv", 
 """The files rung 1's user message quotes, as given."""
 APPEND_USER_PROMPT = (
     "Reconcile the books of {company} for {month}: find the one bank statement line booked wrongly and "
-    "book its correction with book_correction. The files as given:\n\n{files}"
+    "book its correction with book_correction. The files as given:\n\n{files}\n"
+    "===== each bank statement line beside the ledger entries carrying its ref =====\n{matched}\n"
 )
 
 

@@ -34,7 +34,9 @@ from beancount_ledger import answer, contract, isolated, keys, ladder, release, 
 from beancount_ledger.answer import Fix
 from beancount_ledger.keys import SHIPPED, Refused
 from beancount_ledger.release import public_id, task_digest
+from beancount_ledger.render import LEDGER
 from beancount_ledger.scorer import Score, score, skill_metrics
+from beancount_ledger.statement_view import side_by_side
 from beancount_ledger.tools import LedgerState, LedgerToolsConfig, LedgerToolset
 
 
@@ -202,14 +204,17 @@ def data_of(selector: str, w: world.World) -> LedgerData:
     projected = answer.project(w)
     if problems := contract.envelope_problems(projected.files):
         raise ValueError(f"{selector}: {'; '.join(problems)}")
-    system, user = contract.PROMPTS[ladder.prompt_surface(selector)]
+    surface = ladder.prompt_surface(selector)
+    system, user = contract.PROMPTS[surface]
+    files = projected.files
+    matched = side_by_side(files[LEDGER], files["bank_statement.csv"]) if surface == "append" else ""
     return LedgerData(
         id=selector,
         public_id=public_id(projected.files),
         name=f"{w.company} {w.start:%Y-%m}",
         system_prompt=system,
         prompt=user.format(
-            company=w.company, month=f"{w.start:%B %Y}", files=contract.quoted_files(projected.files)
+            company=w.company, month=f"{w.start:%B %Y}", files=contract.quoted_files(files), matched=matched
         ),
         files=projected.files,
         balances=projected.balances,

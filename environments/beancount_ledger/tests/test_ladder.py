@@ -9,6 +9,7 @@ import verifiers.v1 as vf
 from beancount_ledger import answer, baselines, contract, keys, ladder, preflight, release, tools, world
 from beancount_ledger.release import task_digest
 from beancount_ledger.scorer import score
+from beancount_ledger.statement_view import side_by_side
 from beancount_ledger.taskset import LedgerConfig, LedgerTask, LedgerTaskConfig, LedgerTaskset, make_task_data
 from beancount_ledger.tools import LedgerState, LedgerToolset, rollout
 from piv_core.policy import Conversation
@@ -153,8 +154,9 @@ def test_rung_one_is_served_its_own_prompt_and_tools(dev_worlds):
     one, w = make_task_data("dev:0:level1"), keys.resolve("dev:0:level1")
     assert one.system_prompt == contract.APPEND_SYSTEM_PROMPT
     files = contract.quoted_files(one.files)
+    matched = side_by_side(one.files["ledger.beancount"], one.files["bank_statement.csv"])
     assert one.prompt == contract.APPEND_USER_PROMPT.format(
-        company=w.company, month=f"{w.start:%B %Y}", files=files
+        company=w.company, month=f"{w.start:%B %Y}", files=files, matched=matched
     )
     # The quoted files are the files as given, whole.
     assert all(f"===== {name} =====\n{one.files[name]}" in one.prompt for name in contract.QUOTED)
@@ -204,3 +206,22 @@ def test_each_planted_fix_booked_through_book_correction_scores_one_at_rung_one(
             assert reply.startswith("written: revision 1"), reply
             assert score(state.ledger, answer.key_of(data)).reward == 1.0, n
     assert kinds == {"missing", "wrong_amount", "duplicate", "wrong_account", "prior_period"}, kinds
+
+
+def test_the_side_by_side_view_is_read_from_the_files_and_names_no_fix():
+    """Each statement line with a ref appears once, with every entry carrying its ref and nothing
+    else: the view is the statement and the ledger's bank_ref entries, read by beancount's parser."""
+    for n in range(12):
+        data = make_task_data(f"dev:{n}:level1")
+        view = data.prompt.split("carrying its ref =====\n", 1)[1]
+        statement = data.files["bank_statement.csv"].splitlines()[1:]
+        refs = [row.split(",")[1] for row in statement if row.split(",")[1]]
+        lines = view.strip().splitlines()
+        assert [line.split(" ")[1] for line in lines] == refs, n
+        ledger = data.files["ledger.beancount"]
+        for line, ref in zip(lines, refs):
+            tagged = ledger.count(f'bank_ref: "{ref}"')
+            assert line.count(" | ") == max(tagged - 1, 0), (n, line)
+            assert ("not booked" in line) == (tagged == 0), (n, line)
+        (fix,) = data.fixes
+        assert fix.kind not in view and "correct" not in view.lower(), n
