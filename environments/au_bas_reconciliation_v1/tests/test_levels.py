@@ -4,7 +4,6 @@ validates, and is the rung it says; unset, the taskset is the default one."""
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ from au_bas_reconciliation_v1.rules import FAULT_CODES, GST_MISCALCULATED, GST_O
 from au_bas_reconciliation_v1.taskset import AuBasConfig, AuBasTask, make_task_data
 from piv_core.ladder import rung_table
 from piv_core.money import format_cents
-from piv_core.testing import filled_answer_line, score_reply
+from piv_core.testing import filled_from_key, score_reply
 from pydantic import ValidationError
 
 
@@ -133,15 +132,11 @@ def test_the_worksheets_answer_line_filled_from_the_key_scores_one_and_every_ver
     for idx in range(40):
         task = AuBasTask(make_task_data(AuBasConfig(level=1), idx))
         data = task.data
-        values = {"1A": format_cents(data.bas["1A"])}
-        for txn, cents in data.row_figures.items():
-            values[f"correct GST of {txn}"] = format_cents(cents)
-            values[f"faults of {txn}"] = json.dumps(data.faults.get(txn, []))
-        line = filled_answer_line(data.prompt_text, values)
+        figures = {"1A": format_cents(data.bas["1A"])}
+        line, missed = filled_from_key(
+            data.prompt_text, figures, data.row_figures, data.faults, "correct GST"
+        )
         assert score_reply(task, line).reward == pytest.approx(1.0), line
-        faulty = next(iter(data.faults))
-        missed_values = {**values, f"faults of {faulty}": "[]"}
-        missed = filled_answer_line(data.prompt_text, missed_values)
         assert score_reply(task, missed).rewards["bas_correct"] == pytest.approx(1 - 1 / 5), missed
 
 

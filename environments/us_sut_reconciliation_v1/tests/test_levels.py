@@ -5,14 +5,13 @@ prompt states once: a missing-certificate purchase the vendor taxed owes no use 
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
 import pytest
 from piv_core.ladder import rung_table
 from piv_core.money import format_cents
 from piv_core.policy import Conversation
-from piv_core.testing import filled_answer_line, score_reply
+from piv_core.testing import filled_from_key, score_reply
 from pydantic import ValidationError
 from us_sut_reconciliation_v1 import baselines, grading, prompt, rules
 from us_sut_reconciliation_v1.generator import WHOLE_RATE_ZIPS
@@ -122,15 +121,11 @@ def test_rung_one_ends_on_a_worksheet_that_validate_rebuilds_and_its_answer_line
             if old in sheet:
                 tampered = data.model_copy(update={"prompt": data.prompt_text.replace(old, new, 1)})
                 assert not _valid(UsSutTask(tampered)), (idx, old)
-        values = {"sales_tax_due": format_cents(data.figures["sales_tax_due"])}
-        for txn, cents in data.row_figures.items():
-            values[f"correct tax of {txn}"] = format_cents(cents)
-            values[f"faults of {txn}"] = json.dumps(data.faults.get(txn, []))
-        line = filled_answer_line(data.prompt_text, values)
+        figures = {"sales_tax_due": format_cents(data.figures["sales_tax_due"])}
+        line, missed = filled_from_key(
+            data.prompt_text, figures, data.row_figures, data.faults, "correct tax"
+        )
         assert score_reply(task, line).reward == pytest.approx(1.0), line
-        faulty = next(iter(data.faults))
-        missed_values = {**values, f"faults of {faulty}": "[]"}
-        missed = filled_answer_line(data.prompt_text, missed_values)
         assert score_reply(task, missed).rewards["return_correct"] == pytest.approx(5 / 6), missed
 
 

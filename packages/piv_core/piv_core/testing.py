@@ -6,6 +6,7 @@ registers one."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import Mapping
 from html.parser import HTMLParser
@@ -13,6 +14,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import verifiers.v1 as vf
+
+from piv_core.money import format_cents
 
 
 class Scored(NamedTuple):
@@ -43,6 +46,24 @@ def filled_answer_line(prompt_text: str, values: Mapping[str, str]) -> str:
     that copied the line and filled it in would write."""
     line = prompt_text.rstrip().splitlines()[-1]
     return re.sub(r"<(?!/?answer>)([^<>:]*)(?::[^<>]*)?>", lambda match: values[match.group(1)], line)
+
+
+def filled_from_key(
+    prompt_text: str,
+    figures: Mapping[str, str],
+    row_figures: Mapping[str, int],
+    faults: Mapping[str, list[str]],
+    row_figure: str,
+) -> tuple[str, str]:
+    """A worksheet's answer line filled from the key (the asked `figures`, each row's `row_figure`
+    from `row_figures` in cents and its `faults`), and the same with the first faulty row's faults
+    left ``[]``: the whole work, and the whole work less one verdict."""
+    values = dict(figures)
+    for txn, cents in row_figures.items():
+        values[f"{row_figure} of {txn}"] = format_cents(cents)
+        values[f"faults of {txn}"] = json.dumps(faults.get(txn, []))
+    missed = {**values, f"faults of {next(iter(faults))}": "[]"}
+    return filled_answer_line(prompt_text, values), filled_answer_line(prompt_text, missed)
 
 
 def run_command(command: str, *args: str, cwd: str | None = None, timeout: float = 900) -> tuple[int, str]:
