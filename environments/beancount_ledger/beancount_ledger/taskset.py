@@ -202,21 +202,21 @@ def make_task_data(selector: str, secret: bytes | None = None) -> LedgerData:
 def data_of(selector: str, w: world.World) -> LedgerData:
     """The task data of world `w`, served under `selector`."""
     projected = answer.project(w)
-    if problems := contract.envelope_problems(projected.files):
+    files = projected.files
+    if problems := contract.envelope_problems(files):
         raise ValueError(f"{selector}: {'; '.join(problems)}")
     surface = ladder.prompt_surface(selector)
     system, user = contract.PROMPTS[surface]
-    files = projected.files
     matched = side_by_side(files[LEDGER], files["bank_statement.csv"]) if surface == "append" else ""
     return LedgerData(
         id=selector,
-        public_id=public_id(projected.files),
+        public_id=public_id(files),
         name=f"{w.company} {w.start:%Y-%m}",
         system_prompt=system,
         prompt=user.format(
             company=w.company, month=f"{w.start:%B %Y}", files=contract.quoted_files(files), matched=matched
         ),
-        files=projected.files,
+        files=files,
         balances=projected.balances,
         fixes=projected.fixes,
         period_end=projected.period_end,
