@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from functools import cached_property
 
 import verifiers.v1 as vf
+from piv_core.confinement import refuse_host_commands
 from piv_core.ladder import Level
 from piv_core.timeouts import rollout_seconds, with_rollout_timeout
 from pydantic import field_validator, model_validator
@@ -64,7 +65,10 @@ golden_of = answer.golden_ledger
 class LedgerTask(vf.Task[LedgerData, LedgerState, LedgerTaskConfig]):
     async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
         """The eight files into the rollout's state, which the shared tools serve them from (before
-        any tool server is reached), and into its workspace, for harnesses that read files."""
+        any tool server is reached), and into its workspace, for harnesses that read files. A
+        harness that runs model-written commands is refused here on a host runtime
+        (`piv_core.confinement`)."""
+        refuse_host_commands(trace, runtime)
         trace.state.files = dict(self.data.files)
         for name, text in self.data.files.items():
             await runtime.write(name, text.encode())

@@ -24,6 +24,7 @@ from typing import Annotated
 
 import verifiers.v1 as vf
 from piv_core.compat import TaskData
+from piv_core.confinement import SingleReply
 from piv_core.knobs import integer, number, some_of
 from piv_core.ladder import Level, apply_level
 from piv_core.rng import Split, split_rng, task_id
@@ -125,7 +126,7 @@ class GeoTaskConfig(vf.TaskConfig):
         return self
 
 
-class GeoTask(vf.Task[GeoData, vf.State, GeoTaskConfig]):
+class GeoTask(SingleReply, vf.Task[GeoData, vf.State, GeoTaskConfig]):
     def _grade(self, trace: vf.Trace) -> scoring.TaskGrade:
         data, config = self.data, self.config
         parts = [Part(part.family, tuple(part.key), part.tolerance) for part in data.parts]

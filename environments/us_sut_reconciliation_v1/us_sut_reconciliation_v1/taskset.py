@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Annotated, Literal
 
 import verifiers.v1 as vf
+from piv_core.confinement import SingleReply
 from piv_core.knobs import at_least, at_most, integer, number, share, some_of
 from piv_core.ladder import Level, apply_level
 from piv_core.ledger_audit import Grade, Key, LedgerData, fault_lists, key_holds
@@ -72,7 +73,7 @@ class UsSutData(LedgerData):
     """The corrected return in cents, by figure name."""
 
 
-class UsSutTask(vf.Task[UsSutData, vf.State, vf.TaskConfig]):
+class UsSutTask(SingleReply, vf.Task[UsSutData, vf.State, vf.TaskConfig]):
     def _partial(self) -> bool:
         """Whether the task's prompt grants partial credit per figure (the prompt is the authority)."""
         return prompt.read_scope(self.data.system_prompt).credit == prompt.PARTIAL
