@@ -41,7 +41,8 @@ environment's default."""
 def _shipped_harnesses() -> list[str]:
     import verifiers.v1.harnesses as package
 
-    return sorted(m.name.replace("_", "-") for m in pkgutil.iter_modules(package.__path__) if m.ispkg and m.name != "utils")
+    found = pkgutil.iter_modules(package.__path__)
+    return sorted(m.name.replace("_", "-") for m in found if m.ispkg and m.name != "utils")
 
 
 COMMAND_HARNESSES = [h for h in _shipped_harnesses() if h not in RUNNING_NOTHING]
@@ -86,7 +87,8 @@ def _naming(harness: str, runtime: str | None, how: str, tmp_path: Path) -> list
 )
 def test_eval_refuses_a_command_harness_on_the_host_at_load(env_id, harness, runtime, how, tmp_path, capsys):
     out = tmp_path / "out"
-    argv = [env_id, "--model", "baseline/oracle", "-n", "1", "-o", str(out), *_naming(harness, runtime, how, tmp_path)]
+    chosen = _naming(harness, runtime, how, tmp_path)
+    argv = [env_id, "--model", "baseline/oracle", "-n", "1", "-o", str(out), *chosen]
     with pytest.raises(SystemExit) as exited:
         eval_main(argv)
     message = str(exited.value.code)
@@ -96,6 +98,10 @@ def test_eval_refuses_a_command_harness_on_the_host_at_load(env_id, harness, run
 
 
 MARKER = "piv-confinement-marker"
+VF_EVAL_ARGS = [
+    *("-n", "1", "-m", "shell", "--client.api-key-var", "PIV_TEST_KEY", "--run.name", "r", "--no-push"),
+    *("--env.agent.harness.id", "bash", "--env.agent.runtime.type", "subprocess", "--no-rich"),
+]
 
 
 @pytest.mark.e2e
@@ -112,9 +118,8 @@ def test_the_task_refuses_a_shell_on_the_host_under_vf_eval(env_id, tmp_path):
 
     with running_endpoint({"shell": shell}) as url:
         done = subprocess.run(
-            [os.path.join(os.path.dirname(sys.executable), "vf-eval"), env_id, "-n", "1", "-m", "shell",
-             "--client.base-url", url, "--client.api-key-var", "PIV_TEST_KEY", "--env.agent.harness.id", "bash",
-             "--env.agent.runtime.type", "subprocess", "--no-push", "--no-rich", "-o", str(tmp_path), "--run.name", "r"],
+            [os.path.join(os.path.dirname(sys.executable), "vf-eval"), env_id, *VF_EVAL_ARGS,
+             "--client.base-url", url, "-o", str(tmp_path)],
             capture_output=True, text=True, env={**os.environ, "PIV_TEST_KEY": "x"}, timeout=600,
             stdin=subprocess.DEVNULL,
         )  # fmt: skip
@@ -155,7 +160,7 @@ def test_a_single_reply_environment_takes_one_turn_whatever_the_reply_calls(env_
     for trace in traces:
         assert trace["ok"] and trace["stop_condition"] == "reply_called_a_tool"
         assert [n["message"]["role"] for n in trace["nodes"] if n.get("message")][-1] == "assistant"
-        read = [trace["metrics"][name] for name in ("parsed", "answered", "answer_parsed") if name in trace["metrics"]]
+        read = [v for k, v in trace["metrics"].items() if k in ("parsed", "answered", "answer_parsed")]
         assert trace["rewards"] and read and set(read) == {0.0}
         assert sum(r["score"] * r["weight"] for r in trace["rewards"].values()) == 0.0
 
@@ -170,6 +175,7 @@ class _RecordingRuntime:
         self.files[path] = data
 
 
+CODE_SUFFIXES = {".py", ".pyc", ".pth", ".so", ".whl", ".zip"}
 SECRET = "piv-secret-" + "5f3a9c" * 4
 
 
@@ -189,7 +195,10 @@ def _hidden_answer(env_id: str, task: vf.Task) -> str:
         return golden_of(task.data)
     from piv_core.plugins import load
 
-    messages = [{"role": "system", "content": task.data.system_prompt}, {"role": "user", "content": task.data.prompt}]
+    messages = [
+        {"role": "system", "content": task.data.system_prompt},
+        {"role": "user", "content": task.data.prompt},
+    ]
     reply = load(env_id).policies["oracle"](Conversation(messages, []))
     return reply.split("<answer>")[-1].split("</answer>")[0].strip()
 
@@ -208,7 +217,7 @@ def test_nothing_in_the_models_reach_gives_the_key_away(env_id, monkeypatch):
         written = {name: data.decode() for name, data in runtime.files.items()}
         files = getattr(task.data, "files", {})
         assert written == ({} if env_id in SINGLE_REPLY else files)  # the task's public inputs, nothing else
-        assert not any(Path(name).suffix in {".py", ".pyc", ".pth", ".so", ".whl", ".zip"} for name in written)
+        assert not any(Path(name).suffix in CODE_SUFFIXES for name in written)
         reach = [str(task.data.system_prompt or ""), json.dumps(task.data.prompt), *written.values()]
         hidden = _hidden_answer(env_id, task)
         assert len(hidden) > 8
