@@ -16,13 +16,16 @@ context for a given bundle is built once and reused. A
 ``SystemExit`` becomes the program's exit code, any other exception exit code 1 with its
 traceback as stderr, as the process would have reported them.
 
-A reply may carry a lone surrogate (a JSON ``"\\ud800"`` escape decodes to one), which no UTF-8
-serializer accepts. verifiers' interception server, which relays the reply to the program, fails
-to encode it and answers the program 502, so the episode ends as a harness error
-(``stop_condition`` ``harness_error``, no reward recorded; `eval` counts it as an error and exits
-non-zero). Its trace would also make verifiers' trace store fail to save the whole run, so after
-the program ends every message recorded on the trace has each lone surrogate replaced by U+FFFD
-(`scrub_surrogates`): the episode is saved beside the others, with the reply as U+FFFD.
+A reply can break the exchange that relays it: a lone surrogate (a JSON ``"\\ud800"`` escape
+decodes to one), which no UTF-8 serializer accepts, or tool-call arguments nested past the JSON
+decoder's depth; verifiers' interception server then answers the program 502. The program fails,
+and an episode ended by a harness error is neither finalized nor scored, which a trainer that
+drops errored rollouts would reward. So when the program fails on such an exchange (its last
+call's error is none of verifiers' rollout errors) the trace is stopped as `UNRELAYABLE_REPLY`
+and scored like any other, `info.ended_by` naming the error (`stop_at_unrelayable_reply`); a
+provider's failure stays an error. A trace holding a lone surrogate would also make verifiers'
+trace store fail to save the whole run, so after the program ends every message recorded on the
+trace has each lone surrogate replaced by U+FFFD (`scrub_surrogates`).
 
 `SingleReplyHarness` is the default harness of the single-reply text environments: verifiers'
 `null` chat program, in-process, with no tools, so one reply ends the episode. Its model turn
@@ -182,16 +185,50 @@ async def run_chat_program(
         _ANSWERED.reset(token)
 
 
+UNRELAYABLE_REPLY = "reply_unrelayable"
+"""The stop condition of an episode whose last reply the pipeline could not handle (`program_exit`)."""
+
+
+def stop_at_unrelayable_reply(trace: Trace) -> None:
+    """Stop `trace` with `UNRELAYABLE_REPLY` when its last model call ended in an error that is not
+    one of verifiers' rollout errors (a provider's, a tunnel's, ...): the model's own reply broke
+    the exchange, e.g. tool-call arguments nested past the decoder's depth or a lone surrogate the
+    interception server could not encode. A stopped episode is finalized and scored (the reply
+    as recorded, an accepted ledger, nothing); one ended by a harness error would not be, and a
+    trainer that drops errored rollouts would reward the reply that broke it. `trace.info`
+    records what the error was."""
+    from verifiers.v1 import errors
+
+    failed = next((call.error for call in reversed(trace.calls) if call.error is not None), None)
+    if failed is None or trace.stop_condition is not None:
+        return
+    if any(failed.type == cls.__name__ for cls in _subclasses(errors.RolloutError)):
+        return
+    trace.info["ended_by"] = f"{failed.type}: {failed.message[:300]}"
+    trace.stop(UNRELAYABLE_REPLY)
+
+
+def _subclasses(cls: type) -> list[type]:
+    found = [cls]
+    for sub in cls.__subclasses__():
+        found.extend(_subclasses(sub))
+    return found
+
+
 async def program_exit(run: Any, trace: Trace) -> ProgramResult:
     """Await `run` (a chat program's work) and report it as the process would have: exit 0, a
     ``SystemExit``'s code, or 1 with the traceback as stderr; the trace's messages are then
-    made serializable (`scrub_trace`)."""
+    made serializable (`scrub_trace`). When the program failed because the pipeline could not
+    handle the model's reply, the trace is stopped so that it is still scored
+    (`stop_at_unrelayable_reply`)."""
     try:
         await run
     except SystemExit as exit_:
         code = exit_.code if isinstance(exit_.code, int) else 1
+        stop_at_unrelayable_reply(trace)
         return ProgramResult(exit_code=code, stdout="", stderr=traceback.format_exc())
     except Exception:
+        stop_at_unrelayable_reply(trace)
         return ProgramResult(exit_code=1, stdout="", stderr=traceback.format_exc())
     finally:
         scrub_trace(trace)
