@@ -15,12 +15,13 @@
 - `openai_internals`  the openai SDK's private pieces `chat_request` uses, behind a probe (the SDK's
                       public path when it fails);
 - `compat`            what differs between the verifiers versions supported (0.3.1 and 0.4);
-- `plugins`           the one door to the environments: the ``piv.environments`` entry-point group
-                      and the `EnvironmentPlugin` protocol each environment registers;
+- `plugins`           the one door to the environments: the ``piv.environments`` entry-point group,
+                      the `EnvironmentPlugin` protocol each environment registers, and the registry
+                      that loads only what is asked for and refuses a registration that misbehaves;
 - `policy`            what a scripted policy is: the conversation it reads, the reply it gives;
 - `rollout_seeding`   which rollout of a group a request is, and the seed of its noisy policy;
-- `endpoint`          the OpenAI-compatible baseline endpoint serving every registered environment's
-                      policies, ``noisy-<p>`` included;
+- `endpoint`          the OpenAI-compatible baseline endpoint serving registered environments'
+                      policies, ``noisy-<p>`` included, each request by the mark it starts with;
 - `serving`           verifiers' env-server pool, started and stopped for tests and benchmarks;
 - `runs`              reads run directories written by vf-eval / vf-validate;
 - `summary`           the summary table and chart; `report`, `report_failures` and `report_views`

@@ -8,11 +8,13 @@ key by pointing the client at this server. A request for model ``baseline/<polic
 noisy solver is also served as ``baseline/noisy-<p>`` for any p in [0, 1], seeded per task and
 rollout (`piv_core.rollout_seeding`).
 
-One endpoint serves every registered environment. Which environment a request belongs to is
-read from the request itself: its system prompt (the first system message, or the first user
-message where a harness folds the system prompt into it) contains exactly one environment's
-`mark`. So one client, one base URL and one model name serve a multi-environment run, as a
-trainer with several sources drives it.
+One endpoint can serve several environments. Which environment a request belongs to is read
+from the request itself: its system prompt (the first system message, or the first user message
+where a harness folds the system prompt into it) starts with exactly one served environment's
+`mark` (`piv_core.plugins.carries`); a request that starts with none, or with the marks of two,
+is answered with an error that says so, never routed by guess. So one client, one base URL and
+one model name serve a multi-environment run, as a trainer with several sources drives it. An
+environment served alone needs no mark: every request is its.
 
 The wire format is what verifiers' harnesses expect: ``POST /v1/chat/completions`` answers
 with Server-Sent Events when ``stream`` is true (content or ``tool_calls`` deltas, a
@@ -20,8 +22,9 @@ with Server-Sent Events when ``stream`` is true (content or ``tool_calls`` delta
 plain JSON completion otherwise; ``GET /v1/models`` lists the policies.
 
 Run it on its own with ``piv-baseline [--env <env-id>] [--port N]`` (every registered
-environment unless ``--env`` names some); the ``eval`` / ``piv-eval`` command starts one
-automatically for ``--model baseline/<policy>``.
+environment that loads unless ``--env`` names some); the ``eval`` / ``piv-eval`` command starts
+one automatically for ``--model baseline/<policy>``, serving only the environment it evaluates,
+so no other installed registration is even imported.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from itertools import combinations
 from typing import Any
 
 from aiohttp import web
@@ -88,26 +92,39 @@ def _sse(payload: dict[str, Any] | str) -> bytes:
     return f"data: {data}\n\n".encode()
 
 
+class Unrecognised(LookupError):
+    """A request whose system prompt starts with none of the served environments' marks, or with two."""
+
+
 class BaselineEndpoint:
     """An aiohttp app answering chat completions with the policies of the environments given.
 
     `environments` is a list of `EnvironmentPlugin`s, or one environment's policies as a plain
-    mapping (then every request goes to them)."""
+    mapping (then every request goes to them). One environment alone answers every request, unless
+    the endpoint is `shared` (it stands for every registered environment, so a request of one that
+    was refused must not reach the one left): then a request must carry a served mark whenever the
+    environments have marks."""
 
-    def __init__(self, environments: list[EnvironmentPlugin] | Mapping[str, Policy]) -> None:
+    def __init__(
+        self, environments: list[EnvironmentPlugin] | Mapping[str, Policy], shared: bool = False
+    ) -> None:
         if isinstance(environments, Mapping):
             environments = [Registration("", dict(environments))]
         if not environments:
             raise ValueError("no environment to serve: install one, or name its policies")
         self.environments = list(environments)
-        marks = [e.mark for e in self.environments if e.mark]
-        if len(marks) != len(set(marks)):
-            raise ValueError("two environments share a mark; requests could not be told apart")
-        if len(self.environments) > 1 and len(marks) != len(self.environments):
+        self.by_mark = len(self.environments) > 1 or (shared and all(e.mark for e in self.environments))
+        if len(self.environments) > 1:
             unmarked = [e.id for e in self.environments if not e.mark]
-            raise ValueError(f"environments without a mark cannot share an endpoint: {unmarked}")
-        # Longest first, so a mark that contains another's is still told apart.
-        self._by_mark = sorted((e for e in self.environments if e.mark), key=lambda e: -len(e.mark or ""))
+            if unmarked:
+                raise ValueError(f"environments without a mark cannot share an endpoint: {unmarked}")
+            for a, b in combinations(self.environments, 2):
+                if plugins.marks_overlap(a.mark or "", b.mark or ""):
+                    raise ValueError(
+                        f"{a.id} and {b.id} share a mark (one starts with the other: "
+                        f"{plugins.shown(a.mark or '')!r}, {plugins.shown(b.mark or '')!r}); "
+                        "their requests could not be told apart"
+                    )
         self._draws = Draws()
         self.app = web.Application(client_max_size=64 * 1024 * 1024)
         self.app.router.add_post("/v1/chat/completions", self.chat)
@@ -124,16 +141,26 @@ class BaselineEndpoint:
                 merged.setdefault(name, policy)
         return merged
 
-    def recognise(self, conversation: Conversation) -> EnvironmentPlugin | None:
+    def recognise(self, conversation: Conversation) -> EnvironmentPlugin:
         """The environment whose mark the request's system prompt carries (the only one when one
-        is served)."""
-        if len(self.environments) == 1:
+        is served); `Unrecognised` when it carries none of the served marks, or more than one."""
+        if not self.by_mark:
             return self.environments[0]
         head = conversation.head()
-        for environment in self._by_mark:
-            if any(environment.mark in text for text in head):  # type: ignore[operator]
-                return environment
-        return None
+        found = [e for e in self.environments if any(plugins.carries(t, e.mark or "") for t in head)]
+        if len(found) == 1:
+            return found[0]
+        if found:
+            raise Unrecognised(
+                f"the request carries the marks of {len(found)} served environments "
+                f"({', '.join(e.id for e in found)}): its system prompt starts with one, its first user "
+                "message with another; it is answered by none of them"
+            )
+        served = ", ".join(e.id for e in self.environments)
+        raise Unrecognised(
+            f"the request's system prompt carries none of the served environments' marks ({served}); "
+            "an environment registers the text its system prompts start with as its plugin's `mark`"
+        )
 
     def noisy_reply(self, environment: EnvironmentPlugin, p: float, name: str, conversation: Conversation):
         """`environment`'s noisy solver at share `p`, seeded per task and rollout; (reply, draw)."""
@@ -153,14 +180,10 @@ class BaselineEndpoint:
             return _error(400, "request body is not JSON")
         model = str(body.get("model", ""))
         conversation = Conversation(list(body.get("messages") or []), list(body.get("tools") or []))
-        environment = self.recognise(conversation)
-        if environment is None:
-            served = ", ".join(e.id for e in self.environments)
-            return _error(
-                400,
-                f"the request's system prompt carries none of the served environments' marks ({served}); "
-                "an environment registers the text that marks its requests as its plugin's `mark`",
-            )
+        try:
+            environment = self.recognise(conversation)
+        except Unrecognised as exc:
+            return _error(400, str(exc))
         name = policy_name(model)
         try:
             p = noisy_share(name)
@@ -178,6 +201,10 @@ class BaselineEndpoint:
             else:
                 reply, draw = self.noisy_reply(environment, p, name, conversation)  # type: ignore[arg-type]
         except Exception as exc:  # a policy bug is reported to the client, not swallowed
+            return _error(500, f"policy {model!r} failed: {type(exc).__name__}: {exc}")
+        except BaseException as exc:  # SystemExit from a policy must not stop the server
+            if isinstance(exc, asyncio.CancelledError):
+                raise
             return _error(500, f"policy {model!r} failed: {type(exc).__name__}: {exc}")
         limit = body.get("max_completion_tokens") or body.get("max_tokens")
         message, finish, text = _message(reply, int(limit) if isinstance(limit, int | float) else None, draw)
@@ -227,35 +254,35 @@ def _error(status: int, message: str) -> web.Response:
 
 
 def serving(*env_ids: str) -> list[EnvironmentPlugin]:
-    """Every registered environment that loads; NotRegistered (naming the entry-point group) for
-    one of `env_ids` that is not registered."""
-    found = plugins.load_all()
-    for env_id in env_ids:
-        if env_id and env_id not in found:
-            found[env_id] = plugins.load(env_id)  # raises, saying why it is not served
-    return list(found.values())
+    """The environments `env_ids` names, and no other (every registered one that loads when none is
+    named): `plugins.NotRegistered` or `plugins.Refused`, naming the distribution, for one that
+    cannot be served."""
+    named = [env_id for env_id in env_ids if env_id]
+    return list((plugins.load_served(named) if named else plugins.load_all()).values())
 
 
 Served = str | list[str | EnvironmentPlugin] | Mapping[str, Policy] | None
-"""What an endpoint serves: None (every registered environment), an environment id, a list of
-ids or `EnvironmentPlugin`s, or one environment's policies as a plain mapping."""
+"""What an endpoint serves: None (every registered environment that loads), an environment id, a
+list of ids or `EnvironmentPlugin`s, or one environment's policies as a plain mapping."""
 
 
-def _environments(which: Served) -> list[EnvironmentPlugin] | Mapping[str, Policy]:
+def endpoint_for(which: Served) -> BaselineEndpoint:
+    """The endpoint serving `which` (see `Served`); for None, a shared one (`BaselineEndpoint`)."""
     if which is None:
-        return list(plugins.load_all().values())
+        return BaselineEndpoint(list(plugins.load_all().values()), shared=True)
     if isinstance(which, str):
-        return [plugins.load(which)]
+        return BaselineEndpoint(serving(which))
     if isinstance(which, Mapping):
-        return which
-    return [plugins.load(e) if isinstance(e, str) else e for e in which]
+        return BaselineEndpoint(which)
+    loaded = plugins.load_served([e for e in which if isinstance(e, str)])
+    return BaselineEndpoint([loaded[e] if isinstance(e, str) else e for e in which])
 
 
 @contextmanager
 def running_endpoint(which: Served = None, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
     """Serve `which` (see `Served`; by default every installed environment) on a free loopback
     port in a background thread; yields the base URL."""
-    endpoint = BaselineEndpoint(_environments(which))
+    endpoint = endpoint_for(which)
     loop = asyncio.new_event_loop()
     started = threading.Event()
     box: dict[str, Any] = {}
@@ -304,7 +331,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=argument(most=65535), default=8765)
     args = parser.parse_args(argv)
-    endpoint = BaselineEndpoint(_environments(args.env))
+    try:
+        endpoint = endpoint_for(args.env)
+    except (plugins.NotRegistered, plugins.Refused, ValueError) as error:
+        raise SystemExit(f"piv-baseline: {error}") from None
     for environment in endpoint.environments:
         policies = ", ".join(MODEL_PREFIX + p for p in policy_names(environment))
         print(f"{environment.id}: {policies}")

@@ -141,9 +141,12 @@ def differing_share(results: list[PolicyResult]) -> float:
     return sum(len({round(m[t], 9) for m in means}) > 1 for t in shared) / len(shared)
 
 
-def levels_of(env_id: str) -> list[int]:
-    """Every rung of `env_id`'s ladder, as its registration lists them."""
-    plugin = plugins.load(env_id)
+def levels_of(env_id: str, plugin: plugins.EnvironmentPlugin | None = None) -> list[int]:
+    """Every rung of `env_id`'s ladder, as its registration (`plugin`, loaded when not given) lists them."""
+    try:
+        plugin = plugin or plugins.load(env_id)
+    except (plugins.NotRegistered, plugins.Refused) as error:
+        raise SystemExit(f"signal: {error}") from None
     if not plugin.levels:
         raise SystemExit(f"signal: {env_id} registers no ladder; pass its knobs instead and --levels none")
     return list(plugin.levels)
@@ -272,8 +275,13 @@ def main(argv: list[str] | None = None) -> None:
     registered = plugins.find(args.env_id)
     if args.levels:
         levels: list[int | None] = args.levels
+    elif registered is None:  # not registered, or refused (`find` has said why on stderr)
+        raise SystemExit(
+            f"signal: {args.env_id} has no registration that loads (registered: "
+            f"{', '.join(plugins.environment_ids()) or 'none'}), so its ladder is unknown; pass --levels"
+        )
     else:
-        levels = list(levels_of(args.env_id))
+        levels = list(levels_of(args.env_id, registered))
     if args.model:
         policies = [(args.model, args.group)]
     else:

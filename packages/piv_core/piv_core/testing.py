@@ -172,15 +172,16 @@ class ReportMarks(HTMLParser):
             record["text"] += data
 
 
-def register_environment(directory: Path, env_id: str, target: str) -> Path:
-    """Write, under `directory`, the metadata of a distribution that registers `target`
-    (``"module:attribute"``) as environment `env_id` in the ``piv.environments`` group; with
-    `directory` on ``sys.path`` (or ``PYTHONPATH``) the environment is registered. Returns the
-    metadata directory."""
+def register_environment(directory: Path, env_id: str, target: str, distribution: str | None = None) -> Path:
+    """Write, under `directory`, the metadata of a distribution (named `distribution`, by default
+    `env_id`) that registers `target` (``"module:attribute"``) as environment `env_id` in the
+    ``piv.environments`` group; with `directory` on ``sys.path`` (or ``PYTHONPATH``) the
+    environment is registered. Returns the metadata directory."""
     from piv_core.plugins import ENTRY_POINT_GROUP
 
-    info = directory / f"{re.sub(r'[-_.]+', '_', env_id)}-0.0.0.dist-info"
+    name = distribution or env_id
+    info = directory / f"{re.sub(r'[-_.]+', '_', name)}-0.0.0.dist-info"
     info.mkdir(parents=True, exist_ok=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {env_id}\nVersion: 0.0.0\n")
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.0.0\n")
     (info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\n{env_id} = {target}\n")
     return info

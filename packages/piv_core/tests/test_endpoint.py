@@ -7,7 +7,7 @@ import json
 import httpx
 import pytest
 from piv_core import plugins
-from piv_core.endpoint import BaselineEndpoint, running_endpoint
+from piv_core.endpoint import BaselineEndpoint, Unrecognised, running_endpoint
 from piv_core.plugins import NotRegistered, Registration, environment_ids
 from piv_core.policy import Conversation, ToolCall
 from piv_core.testing import register_environment
@@ -155,6 +155,13 @@ def test_an_unrecognised_request_is_refused_naming_the_served_environments(share
     unknown = _ask(shared_url, "baseline/silent", [{"role": "system", "content": "other"}])
     assert unknown.status_code == 400
     assert "env-a, env-b" in unknown.json()["error"]["message"]
+    # A mark counts where the system prompt starts with it, nowhere else.
+    inside = _ask(shared_url, "baseline/silent", [{"role": "system", "content": f"Note: {A_PROMPT}"}])
+    assert inside.status_code == 400 and "none of the served" in inside.json()["error"]["message"]
+    # Two served marks in one request (system prompt and folded user turn): neither answers it.
+    both = [{"role": "system", "content": A_PROMPT}, {"role": "user", "content": f"{B_PROMPT}\n\nq"}]
+    ambiguous = _ask(shared_url, "baseline/silent", both)
+    assert ambiguous.status_code == 400 and "env-a, env-b" in ambiguous.json()["error"]["message"]
     missing = _ask(shared_url, "baseline/nope", [{"role": "system", "content": A_PROMPT}])
     assert missing.status_code == 404 and "for env-a" in missing.json()["error"]["message"]
     models = {m["id"] for m in httpx.get(f"{shared_url}/models").json()["data"]}
@@ -164,6 +171,8 @@ def test_an_unrecognised_request_is_refused_naming_the_served_environments(share
 def test_environments_must_be_told_apart():
     with pytest.raises(ValueError, match="share a mark"):
         BaselineEndpoint([Registration("a", {}, A_PROMPT), Registration("b", {}, A_PROMPT)])
+    with pytest.raises(ValueError, match="a and b share a mark"):  # every text starting with b's has a's
+        BaselineEndpoint([Registration("a", {}, A_PROMPT), Registration("b", {}, A_PROMPT + " More.")])
     with pytest.raises(ValueError, match="without a mark"):
         BaselineEndpoint([Registration("a", {}, A_PROMPT), Registration("b", {}, None)])
     with pytest.raises(ValueError, match="no environment to serve"):
@@ -172,7 +181,7 @@ def test_environments_must_be_told_apart():
 
 def test_an_environment_registered_by_entry_point_is_served_by_its_mark(tmp_path, monkeypatch):
     """A distribution that registers a plugin in the group is served with every other one, and its
-    requests are told apart by its mark wherever in the system prompt the mark stands."""
+    requests are told apart by its mark, whatever the system prompt says after it."""
     (tmp_path / "varying_prompt_env.py").write_text(
         '"""A test environment."""\n'
         "from piv_core.plugins import Registration\n"
@@ -199,10 +208,20 @@ def test_a_registration_that_breaks_the_protocol_is_refused_naming_what_is_wrong
     register_environment(tmp_path / "second", "bare-env", "broken_env:NOT_A_PLUGIN")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.syspath_prepend(str(tmp_path / "second"))
-    with pytest.raises(TypeError) as refused:
+    with pytest.raises(plugins.Refused) as refused:
         plugins.load("broken-env")
     for problem in ("its id is 'other-id'", "not a mapping of names to callables", "'nope'", "levels"):
         assert problem in str(refused.value)
-    with pytest.raises(TypeError, match="it lacks id, policies"):
+    with pytest.raises(plugins.Refused, match="it lacks id, policies"):
         plugins.load("bare-env")
     assert {"broken-env", "bare-env"}.isdisjoint(plugins.load_all())  # left out, the others kept
+
+
+def test_one_environment_answers_every_request_unless_it_stands_for_every_registered_one():
+    env = Registration("env-a", {"oracle": _named("A oracle")}, A_PROMPT)
+    other = Conversation([{"role": "system", "content": B_PROMPT}], [])
+    assert BaselineEndpoint([env]).recognise(other) is env  # `eval env-a` serves env-a alone
+    with pytest.raises(Unrecognised, match="none of the served"):  # the others were refused
+        BaselineEndpoint([env], shared=True).recognise(other)
+    unmarked = Registration("env-u", {"oracle": _named("U oracle")})
+    assert BaselineEndpoint([unmarked], shared=True).recognise(other) is unmarked  # the only one registered

@@ -12,6 +12,7 @@ from piv_core.plugins import Registration
 from piv_core.policy import Conversation, Reasoned, ToolCall, noisy_share
 
 SYSTEM = "You are the noisy test environment."
+TOOLS_SYSTEM = "You are the noisy tools test environment."
 
 
 def _noisy_text(conversation: Conversation, p: float, rng: random.Random) -> str:
@@ -27,7 +28,7 @@ def _thinking(conversation: Conversation):
 
 
 TEXT_ENV = Registration("noisy-text", {"thinking": _thinking}, SYSTEM, _noisy_text)
-TOOLS_ENV = Registration("noisy-tools", {}, SYSTEM + " (tools)", _noisy_tools)
+TOOLS_ENV = Registration("noisy-tools", {}, TOOLS_SYSTEM, _noisy_tools)
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +73,7 @@ def test_rollouts_of_a_task_get_successive_draws_reproducibly(base_url):
 
 
 def test_later_turns_keep_the_rollouts_draw(base_url):
-    messages = _task("ledger task", SYSTEM + " (tools)")
+    messages = _task("ledger task", TOOLS_SYSTEM)
     turns = []
     for _ in range(3):  # three rollouts' first turns
         reply = _ask(base_url, "baseline/noisy-0.5", messages).json()["choices"][0]["message"]
