@@ -7,7 +7,6 @@ call. `baselines` registers them for the baseline endpoint (see its docstring fo
 
 import csv
 import io
-import json
 import random
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -15,6 +14,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
+from piv_core.bounded_decode import TOOL_ARGUMENTS_MAX_BYTES, TOOL_ARGUMENTS_MAX_DEPTH, Undecodable, load_json
 from piv_core.policy import Conversation, Policy, Reasoned, Reply, ToolCall
 
 from beancount_ledger.contract import MAX_TURNS
@@ -30,8 +30,15 @@ def tool_results(conversation: Conversation) -> dict[str, list[str]]:
         for call in m.get("tool_calls") or []:
             fn = call.get("function", {})
             try:
-                args = json.loads(fn.get("arguments") or "{}")
-            except json.JSONDecodeError:
+                args = load_json(
+                    fn.get("arguments") or "{}",
+                    max_depth=TOOL_ARGUMENTS_MAX_DEPTH,
+                    max_bytes=TOOL_ARGUMENTS_MAX_BYTES,
+                    where="tool arguments",
+                )
+            except Undecodable:
+                args = {}
+            if not isinstance(args, dict):
                 args = {}
             calls[call.get("id", "")] = (fn.get("name", ""), args)
     out: dict[str, list[str]] = defaultdict(list)

@@ -5,9 +5,12 @@ calls does not end the program (the model is reminded, and the episode ends afte
 `IDLE_TURNS` such replies in a row); every request carries ``max_tokens`` equal to what is
 left of the episode's completion-token ceiling; only the first `CALLS_PER_TURN` tool calls of a
 turn are run, the rest answered with an error; and prior turns' reasoning fields are sent back
-to the model or withheld as the harness's ``replay_reasoning`` says (`loop_channel`). Arguments
-that are not valid Unicode (a lone surrogate, which no transport can carry) and any failure of
-a tool call come back to the model as an error message; the loop goes on. The loop keeps its
+to the model or withheld as the harness's ``replay_reasoning`` says (`loop_channel`). A tool
+call's arguments are decoded within bounds (`piv_core.bounded_decode`: at most
+`TOOL_ARGUMENTS_MAX_BYTES`, nested at most `TOOL_ARGUMENTS_MAX_DEPTH` deep, refused unread
+otherwise). Arguments that are not such JSON, or not an object, or not valid Unicode (a lone
+surrogate, which no transport can carry), and any failure of handling or running a tool call,
+come back to the model as an error message (`tool_reply`); the loop goes on. The loop keeps its
 transcript in the episode's channel, so the harness can record what the model was last given.
 
 Two of the bundled program's per-episode costs are removed here without changing a byte on the
@@ -24,11 +27,12 @@ without importing (`call_mcp`, `gate_tool_call`, `bound_tool_message`, `_read_ch
 run time, only its source is spliced.
 """
 
-import json
 import re
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from functools import lru_cache
 from typing import TYPE_CHECKING
+
+from piv_core.bounded_decode import TOOL_ARGUMENTS_MAX_BYTES, TOOL_ARGUMENTS_MAX_DEPTH, Undecodable, load_json
 
 from beancount_ledger.limits import CALLS_PER_TURN, IDLE_TURNS, REPLY_CAP, TOKEN_CEILING
 from beancount_ledger.loop_channel import EPISODE, LoopEpisode
@@ -49,14 +53,24 @@ NUDGE = (
 
 def without_surrogates(value):
     """`value` (a JSON-like message) with every lone surrogate replaced by U+FFFD: a reply that
-    carries one could not be sent back to the model in the next request."""
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {without_surrogates(k): without_surrogates(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [without_surrogates(v) for v in value]
-    return value
+    carries one could not be sent back to the model in the next request. Dicts and lists are
+    copied, walked without recursion (a message may nest as deep as its sender likes)."""
+    root = [value]
+    stack = [(root, 0)]
+    while stack:
+        parent, slot = stack.pop()
+        node = parent[slot]
+        if isinstance(node, str):
+            parent[slot] = _SURROGATE.sub("\ufffd", node)
+        elif isinstance(node, dict):
+            copy = {_SURROGATE.sub("\ufffd", k) if isinstance(k, str) else k: v for k, v in node.items()}
+            parent[slot] = copy
+            stack.extend((copy, k) for k in copy)
+        elif isinstance(node, list):
+            copy = list(node)
+            parent[slot] = copy
+            stack.extend((copy, i) for i in range(len(copy)))
+    return root[0]
 
 
 def within_reply_cap(message: dict) -> dict:
@@ -74,11 +88,21 @@ def within_reply_cap(message: dict) -> dict:
 
 
 def unicode_problem(value) -> str | None:
-    """Why `value` (decoded tool arguments) cannot be sent as UTF-8, else None."""
-    try:
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError as e:
-        return f"error: the arguments are not valid Unicode ({e.reason}); resend them as valid text"
+    """Why `value` (decoded tool arguments) cannot be sent as UTF-8, else None; its strings (keys
+    included) are walked without recursion."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError as e:
+                return f"error: the arguments are not valid Unicode ({e.reason}); resend them as valid text"
+        elif isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
     return None
 
 
@@ -130,6 +154,32 @@ async def mcp_client(spec):
             await stack.aclose()
 
 
+async def tool_reply(call, dispatch, servers):
+    """What the model is told for one tool call: the tool's reply, or an error naming what was
+    wrong. Nothing raised while its arguments are decoded and checked or the tool is run leaves
+    here (a cancellation does)."""
+    name = call.function.name
+    try:
+        try:
+            tool_args = load_json(
+                call.function.arguments or "{}",
+                max_depth=TOOL_ARGUMENTS_MAX_DEPTH,
+                max_bytes=TOOL_ARGUMENTS_MAX_BYTES,
+                where="tool arguments",
+            )
+        except Undecodable as e:
+            return f"error: {e}; resend the call with valid JSON"
+        if not isinstance(tool_args, dict):
+            return "error: tool arguments must be a JSON object; resend as an object"
+        if name not in dispatch:
+            return f"error: unknown tool {name!r}"
+        if problem := unicode_problem(tool_args):
+            return problem
+        return await call_mcp(servers, dispatch, name, tool_args)
+    except Exception as e:
+        return f"error: the {name} call failed ({type(e).__name__}); try again"
+
+
 async def run_chat_loop(args, compactor, messages, dispatch, servers, tool_client) -> None:
     episode = EPISODE.get() or LoopEpisode(replay_reasoning=True)
     episode.transcript = messages
@@ -165,22 +215,7 @@ async def run_chat_loop(args, compactor, messages, dispatch, servers, tool_clien
                 if decision["action"] == "deny":
                     messages.append(without_surrogates(bound_tool_message(decision["message"])))
                     continue
-            try:
-                tool_args = json.loads(call.function.arguments or "{}")
-            except json.JSONDecodeError as e:
-                content = f"error: invalid JSON in tool arguments ({e}); resend the call with valid JSON"
-            else:
-                if not isinstance(tool_args, dict):
-                    content = "error: tool arguments must be a JSON object; resend as an object"
-                elif name not in dispatch:
-                    content = f"error: unknown tool {name!r}"
-                elif problem := unicode_problem(tool_args):
-                    content = problem
-                else:
-                    try:
-                        content = await call_mcp(servers, dispatch, name, tool_args)
-                    except Exception as e:
-                        content = f"error: the {name} call failed ({type(e).__name__}); try again"
+            content = await tool_reply(call, dispatch, servers)
             messages.append(
                 without_surrogates(
                     within_reply_cap(

@@ -26,6 +26,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from piv_core.bounded_decode import OPERATOR_FILE_MAX_DEPTH, Undecodable, load_json
+from piv_core.run_files import read_text
+
 from beancount_ledger import contract, keys
 from beancount_ledger.keys import Refused
 
@@ -33,6 +36,9 @@ MANIFEST_SCHEMA = 1
 DEFAULT_MANIFEST = "~/.piv/beancount-ledger/manifest.json"
 OVERRIDE_ENV = "PIV_DEV_UNMANIFESTED"
 _SOURCE_ROOT = Path(__file__).resolve().parent.parent
+MAX_MANIFEST_BYTES = 64 << 20
+"""The largest manifest read (64 MiB, some 200,000 records); it is decoded only when nested at
+most `piv_core.bounded_decode.OPERATOR_FILE_MAX_DEPTH` deep."""
 
 
 def canonical(value: Any) -> bytes:
@@ -101,9 +107,16 @@ def read_manifest(path: Path, secret: bytes) -> dict[str, dict[str, Any]]:
             "or point the taskset knob `manifest` at it",
         )
     try:
-        document = json.loads(path.read_text())
+        text = read_text(path, MAX_MANIFEST_BYTES)
+        document = load_json(
+            text, max_depth=OPERATOR_FILE_MAX_DEPTH, max_bytes=MAX_MANIFEST_BYTES, where=str(path)
+        )
         body, signature = document["body"], document["signature"]
-    except (ValueError, KeyError, TypeError) as error:
+    except Undecodable as error:
+        raise Refused(
+            "manifest signature invalid", f"{path} is not a signed manifest ({error.reason})"
+        ) from None
+    except (OSError, ValueError, KeyError, TypeError) as error:
         raise Refused("manifest signature invalid", f"{path} is not a signed manifest ({error})") from None
     if not isinstance(signature, str) or not hmac.compare_digest(signature, sign(body, secret)):
         raise Refused(

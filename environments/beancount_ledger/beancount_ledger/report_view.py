@@ -9,11 +9,11 @@ and a changed line carry `DIFF`.
 from __future__ import annotations
 
 import difflib
-import json
 from collections.abc import Mapping
 from html import escape
 from typing import Any
 
+from piv_core.bounded_decode import TOOL_ARGUMENTS_MAX_BYTES, TOOL_ARGUMENTS_MAX_DEPTH, Undecodable, load_json
 from piv_core.report_views import DIFF, css_class
 from piv_core.runs import task_data, tool_calls
 
@@ -25,14 +25,22 @@ LEDGER_TOOL = "write_ledger"
 
 
 def submitted_ledger(trace: dict[str, Any]) -> str | None:
-    """The text of the last ``write_ledger`` call in the trace, or None when there was none."""
+    """The text of the last ``write_ledger`` call in the trace, or None when there was none. A
+    call whose arguments are not a JSON object within the tool-argument bounds (which the chat
+    loop answered with an error) is passed over."""
     for name, arguments in reversed(tool_calls(trace)):
         if name != LEDGER_TOOL:
             continue
         try:
-            text = json.loads(arguments).get("text")
-        except (ValueError, AttributeError):
+            decoded = load_json(
+                arguments,
+                max_depth=TOOL_ARGUMENTS_MAX_DEPTH,
+                max_bytes=TOOL_ARGUMENTS_MAX_BYTES,
+                where=f"{LEDGER_TOOL} arguments",
+            )
+        except Undecodable:  # the tool refused it too
             continue
+        text = decoded.get("text") if isinstance(decoded, dict) else None
         if isinstance(text, str):
             return text
     return None

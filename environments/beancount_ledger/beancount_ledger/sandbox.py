@@ -164,9 +164,12 @@ class _Worker:
                 return self._dead()
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
-        try:
-            answer = json.loads(line)
-        except ValueError:
+        # Imported here, on the caller's side: the worker imports this module and nothing of piv_core.
+        from piv_core.bounded_decode import Undecodable, load_json
+
+        try:  # nested as deep as it likes, a reply is refused unread (no reply outgrows the worker)
+            answer = load_json(line, max_bytes=MEMORY_BYTES, where="the sandbox worker's reply")
+        except Undecodable:
             answer = None
         if not isinstance(answer, dict) or not isinstance(answer.get("cpu"), int | float):
             return self._failed("protocol error")

@@ -14,12 +14,13 @@ fence ``^```[A-Za-z0-9_-]*[ \\t]*\\n?(.*?)\\n?[ \\t]*```$`` reduced to its strip
 from __future__ import annotations
 
 import functools
-import json
 import re
 import string
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, TypeVar
+
+from piv_core.bounded_decode import ANSWER_MAX_BYTES, ANSWER_MAX_DEPTH, Undecodable, load_json
 
 _OPEN = re.compile(re.escape("<answer>"), re.IGNORECASE)
 _CLOSE = re.compile(re.escape("</answer>"), re.IGNORECASE)
@@ -83,7 +84,8 @@ def _reject_constant(name: str) -> Any:
 
 
 def json_answer(reply: str | None) -> Any | None:
-    """The JSON value in the last answer block, or None when there is no block or no valid JSON.
+    """The JSON value in the last answer block, or None when there is no block, no valid JSON, or
+    JSON over `ANSWER_MAX_BYTES` or nested deeper than `ANSWER_MAX_DEPTH` (refused unread).
 
     Non-integer numbers are read as exact `Decimal`s (never floats), and ``NaN`` /
     ``Infinity`` are rejected, so money compared downstream is never rounded by parsing.
@@ -92,6 +94,13 @@ def json_answer(reply: str | None) -> Any | None:
     if body is None:
         return None
     try:
-        return json.loads(body, parse_float=Decimal, parse_constant=_reject_constant)
-    except (ValueError, RecursionError):
+        return load_json(
+            body,
+            max_depth=ANSWER_MAX_DEPTH,
+            max_bytes=ANSWER_MAX_BYTES,
+            where="answer",
+            parse_float=Decimal,
+            parse_constant=_reject_constant,
+        )
+    except Undecodable:
         return None

@@ -10,9 +10,9 @@ this repository the root project also names them ``eval``, ``validate`` and ``su
   nothing is pushed, so a newcomer is never sent to a remote sandbox, and ``eval`` keeps at
   most `LOCAL_CONCURRENCY` episodes in flight (verifiers' default of 128 starts more harness
   and tool-server processes at once than a small machine can boot before their timeouts);
-- ``--model baseline/<policy>`` starts the baseline endpoint (every installed environment's
-  policies) on a free loopback port and points the client at it, so the whole pipeline runs
-  with no API key;
+- ``--model baseline/<policy>`` starts the baseline endpoint (the evaluated environment's
+  policies; no other installed environment is loaded) on a free loopback port and points the
+  client at it, so the whole pipeline runs with no API key;
 - they read what the run wrote and exit non-zero when an episode errored or timed out, or
   a validated task was invalid (verifiers exits 0 in both cases), printing one summary line.
 
@@ -24,13 +24,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tomllib
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from piv_core.bounded_decode import OPERATOR_FILE_MAX_DEPTH, Undecodable, load_toml
 from piv_core.endpoint import running_endpoint, serving
-from piv_core.plugins import NotRegistered
+from piv_core.plugins import NotRegistered, Refused
 from piv_core.policy import MODEL_PREFIX
 from piv_core.run_files import RunFileError, describe, read_text
 from piv_core.runs import read_eval_run, read_validate_run
@@ -47,13 +47,18 @@ def _toml_files(argv: list[str]) -> list[Path]:
 
 def _read_config(path: Path) -> dict[str, Any]:
     """An ``@ file.toml``: a regular file of at most `MAX_CONFIG_BYTES`, valid TOML (else SystemExit,
-    naming the file: verifiers would read a device or a fifo without end)."""
+    naming the file: verifiers would read a device or a fifo without end), nested at most
+    `OPERATOR_FILE_MAX_DEPTH` deep (deeper is refused before it is decoded)."""
     try:
-        return tomllib.loads(read_text(path, MAX_CONFIG_BYTES))
+        text = read_text(path, MAX_CONFIG_BYTES)
     except (OSError, RunFileError) as error:
         raise SystemExit(f"config file {describe(error)}") from None
-    except tomllib.TOMLDecodeError as error:
-        raise SystemExit(f"config file {path}: not TOML ({error})") from None
+    try:
+        return load_toml(
+            text, max_depth=OPERATOR_FILE_MAX_DEPTH, max_bytes=MAX_CONFIG_BYTES, where=f"config file {path}"
+        )
+    except Undecodable as error:
+        raise SystemExit(str(error)) from None
 
 
 def _check_configs(argv: list[str], taskset: str) -> None:
@@ -95,10 +100,31 @@ def _with_local_defaults(argv: list[str], runtime_flag: str, runtime_key: str) -
     return argv
 
 
+def _refuse_host_commands(argv: list[str]) -> None:
+    """SystemExit with `confinement.host_refusal`'s line when the run's harness runs model-written
+    commands and its runtime is the host's (``subprocess``) or none is chosen: for such a harness
+    eval adds no local runtime of its own."""
+    from verifiers.v1.utils.loaders import default_harness_id
+
+    from piv_core.confinement import host_refusal
+
+    config = _eval_config(argv)
+    agent = getattr(config.env, "agent", None)
+    if agent is None:
+        return
+    harness = default_harness_id(config.env.taskset.id) if agent.harness is None else agent.harness.id
+    chosen = _flag_given(argv, "--env.agent.runtime") or _toml_value(argv, "env.agent.runtime") is not None
+    refusal = host_refusal(harness, agent.runtime.type if chosen else None)
+    if refusal:
+        raise SystemExit(f"eval: {refusal}")
+
+
 EVAL_DEFAULTS = f"""\
 This eval applies its own defaults where neither the command line nor an @ config file sets them
 (they replace the verifiers defaults shown further down):
-  --env.agent.runtime.type subprocess   the agent runs in a local subprocess (no remote sandbox)
+  --env.agent.runtime.type subprocess   the agent runs in a local subprocess (no remote sandbox);
+                                        a harness that runs model-written commands (bash) is
+                                        refused there and needs a container or sandbox runtime
   --no-push                             nothing is uploaded
   --max-concurrent {LOCAL_CONCURRENCY:<20} four episodes per CPU core of this machine
   --model baseline/<policy>             a scripted policy on a built-in local endpoint: no key needed
@@ -160,6 +186,7 @@ def eval_main(argv: list[str] | None = None) -> None:
         vf_eval(argv)
         return
     _check_configs(argv, "env.taskset")
+    _refuse_host_commands(argv)
     argv = _with_local_defaults(argv, "--env.agent.runtime", "env.agent.runtime.type")
     if not _flag_given(argv, "--push", "--no-push") and _toml_value(argv, "push") is None:
         argv.append("--no-push")
@@ -172,7 +199,7 @@ def eval_main(argv: list[str] | None = None) -> None:
         if config.model.startswith(MODEL_PREFIX):
             try:
                 served = serving(config.env.taskset.id)
-            except NotRegistered as error:
+            except (NotRegistered, Refused) as error:
                 raise SystemExit(f"eval: no baseline policies for --model {config.model}: {error}") from None
             base_url = stack.enter_context(running_endpoint(served))
             argv += ["--client.base-url", base_url, "--client.api-key-var", BASELINE_KEY_VAR]

@@ -44,6 +44,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from piv_core.bounded_decode import OPERATOR_FILE_MAX_BYTES, OPERATOR_FILE_MAX_DEPTH, Undecodable, load_json
 from piv_core.knobs import argument, shown
 from piv_core.plugins import environment_ids
 
@@ -185,9 +186,17 @@ class _Rebuilder:
         where = (row.env_id, row.config)
         if where not in self.cache:
             try:
-                config_id = json.loads(row.config).get("id")
-            except (ValueError, AttributeError, RecursionError):
-                raise ValueError("config: not a JSON object") from None
+                decoded = load_json(
+                    row.config,
+                    max_depth=OPERATOR_FILE_MAX_DEPTH,
+                    max_bytes=OPERATOR_FILE_MAX_BYTES,
+                    where="config",
+                )
+            except Undecodable as error:
+                raise ValueError(str(error)) from None
+            if not isinstance(decoded, dict):
+                raise ValueError("config: not a JSON object")
+            config_id = decoded.get("id")
             if config_id != row.env_id:
                 raise ValueError(f"config: its id {shown(config_id)} is not the row's env_id {row.env_id!r}")
             base = _eval_config([row.env_id, "-n", "1"]).env.taskset

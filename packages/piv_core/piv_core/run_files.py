@@ -16,7 +16,6 @@ file that does not exist raises FileNotFoundError, as opening it would.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from collections.abc import Iterator
@@ -24,6 +23,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from piv_core.bounded_decode import Undecodable, load_json
 
 MAX_FILE_BYTES = 512 * 2**20
 """The largest run file read (512 MiB)."""
@@ -202,30 +203,13 @@ def read_text(path: Path, limit: int = MAX_FILE_BYTES) -> str:
         raise RunFileError(f"{path}: is not UTF-8 text (byte {error.start})") from None
 
 
-def _depth_within(value: Any, limit: int) -> bool:
-    stack = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict | list):
-            if depth > limit:
-                return False
-            stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
-    return True
-
-
 def parse_json(text: str, where: str) -> Any:
-    """`text` as JSON nested at most `MAX_DEPTH` deep; `where` names it in the error."""
+    """`text` as JSON nested at most `MAX_DEPTH` deep, refused unread when deeper; `where` names
+    it in the error."""
     try:
-        value = json.loads(text)
-    except RecursionError:
-        raise RunFileError(f"{where}: JSON nested deeper than {MAX_DEPTH} levels") from None
-    except json.JSONDecodeError as error:
-        raise RunFileError(f"{where}: not JSON ({error.msg} at column {error.colno})") from None
-    except ValueError as error:  # e.g. an integer longer than Python reads
-        raise RunFileError(f"{where}: not JSON ({str(error)[:200]})") from None
-    if not _depth_within(value, MAX_DEPTH):
-        raise RunFileError(f"{where}: JSON nested deeper than {MAX_DEPTH} levels")
-    return value
+        return load_json(text, max_depth=MAX_DEPTH, max_bytes=MAX_FILE_BYTES, where=where)
+    except Undecodable as error:
+        raise RunFileError(str(error)) from None
 
 
 def _location(loc: tuple[Any, ...]) -> str:
