@@ -252,7 +252,7 @@ async def _both(endpoint: Endpoint, sleeps: list[float], script: list[str]) -> d
             endpoint.script, endpoint.seen = list(script), []
             sleeps.clear()
             random.seed(20261201)
-            trace = SimpleNamespace(nodes=[], id="t")
+            trace = SimpleNamespace(nodes=[], id="t", calls=[], info={}, stop_condition=None)
             if path == "program":
                 result = await run_chat_program(
                     CHAT_PROGRAM_SOURCE,
@@ -366,7 +366,7 @@ def test_with_tool_servers_the_program_runs_whole(monkeypatch):
     monkeypatch.setattr(chat_request, "request_turn", no_request)
     monkeypatch.setattr(SingleReplyHarness, "run_program", run_program)
     harness = SingleReplyHarness(NullHarnessConfig())
-    trace = SimpleNamespace(nodes=[], id="t")
+    trace = SimpleNamespace(nodes=[], id="t", calls=[], info={}, stop_condition=None)
     servers = {"tools": "http://127.0.0.1:1/mcp"}
     result = asyncio.run(
         harness.launch(SimpleNamespace(model="m"), trace, None, "http://x/v1", "k", servers, DATA)
