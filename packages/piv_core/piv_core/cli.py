@@ -100,21 +100,20 @@ def _with_local_defaults(argv: list[str], runtime_flag: str, runtime_key: str) -
     return argv
 
 
-def _refuse_host_commands(argv: list[str]) -> None:
-    """SystemExit with `confinement.host_refusal`'s line when the run's harness runs model-written
-    commands and its runtime is the host's (``subprocess``) or none is chosen: for such a harness
-    eval adds no local runtime of its own."""
+def _refuse_host_commands(config: Any, runtime_chosen: bool) -> None:
+    """SystemExit with `confinement.host_refusal`'s line when the run's harness (`config`, parsed)
+    runs model-written commands and its runtime is the host's (``subprocess``) or none was chosen
+    (`runtime_chosen` False: the subprocess runtime in `config` is then eval's own default, which
+    such a harness never gets)."""
     from verifiers.v1.utils.loaders import default_harness_id
 
     from piv_core.confinement import host_refusal
 
-    config = _eval_config(argv)
     agent = getattr(config.env, "agent", None)
     if agent is None:
         return
     harness = default_harness_id(config.env.taskset.id) if agent.harness is None else agent.harness.id
-    chosen = _flag_given(argv, "--env.agent.runtime") or _toml_value(argv, "env.agent.runtime") is not None
-    refusal = host_refusal(harness, agent.runtime.type if chosen else None)
+    refusal = host_refusal(harness, agent.runtime.type if runtime_chosen else None)
     if refusal:
         raise SystemExit(f"eval: {refusal}")
 
@@ -186,13 +185,16 @@ def eval_main(argv: list[str] | None = None) -> None:
         vf_eval(argv)
         return
     _check_configs(argv, "env.taskset")
-    _refuse_host_commands(argv)
+    runtime_chosen = (
+        _flag_given(argv, "--env.agent.runtime") or _toml_value(argv, "env.agent.runtime") is not None
+    )
     argv = _with_local_defaults(argv, "--env.agent.runtime", "env.agent.runtime.type")
     if not _flag_given(argv, "--push", "--no-push") and _toml_value(argv, "push") is None:
         argv.append("--no-push")
     if not _flag_given(argv, "-c", "--max-concurrent") and _toml_value(argv, "max_concurrent") is None:
         argv += ["--max-concurrent", str(LOCAL_CONCURRENCY)]
     config = _eval_config(argv)
+    _refuse_host_commands(config, runtime_chosen)
     if not _flag_given(argv, "--run.name"):
         argv += ["--run.name", config.run.name]
     with ExitStack() as stack:
