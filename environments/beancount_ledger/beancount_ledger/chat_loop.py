@@ -27,12 +27,12 @@ without importing (`call_mcp`, `gate_tool_call`, `bound_tool_message`, `_read_ch
 run time, only its source is spliced.
 """
 
-import re
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from piv_core.bounded_decode import TOOL_ARGUMENTS_MAX_BYTES, TOOL_ARGUMENTS_MAX_DEPTH, Undecodable, load_json
+from piv_core.harness import scrub_surrogates as without_surrogates
 
 from beancount_ledger.limits import CALLS_PER_TURN, IDLE_TURNS, REPLY_CAP, TOKEN_CEILING
 from beancount_ledger.loop_channel import EPISODE, LoopEpisode
@@ -42,35 +42,12 @@ if TYPE_CHECKING:  # names provided by the bundled program
     from verifiers.v1.harnesses.utils.core import _read_chat_completion, call_mcp, gate_tool_call
     from verifiers.v1.harnesses.utils.mcp import MCP_TIMEOUT
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_details")
 """The assistant-message fields providers carry a model's reasoning in."""
 NUDGE = (
     "No tool was called ({idle} of {limit} consecutive replies without a tool call; "
     "the episode ends at {limit}). Continue with the tools, or call submit."
 )
-
-
-def without_surrogates(value):
-    """`value` (a JSON-like message) with every lone surrogate replaced by U+FFFD: a reply that
-    carries one could not be sent back to the model in the next request. Dicts and lists are
-    copied, walked without recursion (a message may nest as deep as its sender likes)."""
-    root = [value]
-    stack = [(root, 0)]
-    while stack:
-        parent, slot = stack.pop()
-        node = parent[slot]
-        if isinstance(node, str):
-            parent[slot] = _SURROGATE.sub("\ufffd", node)
-        elif isinstance(node, dict):
-            copy = {_SURROGATE.sub("\ufffd", k) if isinstance(k, str) else k: v for k, v in node.items()}
-            parent[slot] = copy
-            stack.extend((copy, k) for k in copy)
-        elif isinstance(node, list):
-            copy = list(node)
-            parent[slot] = copy
-            stack.extend((copy, i) for i in range(len(copy)))
-    return root[0]
 
 
 def within_reply_cap(message: dict) -> dict:

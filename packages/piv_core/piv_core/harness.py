@@ -67,14 +67,25 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def scrub_surrogates(value: Any) -> Any:
-    """`value` (JSON-like) with every lone surrogate in its strings replaced by U+FFFD."""
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {scrub_surrogates(k): scrub_surrogates(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return type(value)(scrub_surrogates(v) for v in value)
-    return value
+    """`value` (JSON-like) with every lone surrogate in its strings (keys included) replaced by
+    U+FFFD. Dicts and lists are copied (a tuple becomes a list, as in JSON), walked without
+    recursion: a message may nest as deep as its sender likes."""
+    root = [value]
+    stack: list[tuple[Any, Any]] = [(root, 0)]
+    while stack:
+        parent, slot = stack.pop()
+        node = parent[slot]
+        if isinstance(node, str):
+            parent[slot] = _SURROGATE.sub("\ufffd", node)
+        elif isinstance(node, dict):
+            copy = {_SURROGATE.sub("\ufffd", k) if isinstance(k, str) else k: v for k, v in node.items()}
+            parent[slot] = copy
+            stack.extend((copy, k) for k in copy)
+        elif isinstance(node, list | tuple):
+            items = list(node)
+            parent[slot] = items
+            stack.extend((items, i) for i in range(len(items)))
+    return root[0]
 
 
 def scrub_trace(trace: Trace) -> None:
