@@ -7,11 +7,13 @@ on. Here the text is measured before any decoder sees it:
 
 - its size in UTF-8 bytes, against ``max_bytes``;
 - its nesting depth, by a linear pre-scan that never recurses: strings (escapes included) and,
-  in TOML, comments are removed by regular expressions that never backtrack (every repetition
-  is possessive and every form may end unclosed at the end of the text), and the brackets that
-  remain are summed in C. A bracket inside a string or a comment never counts. For valid
-  text the depth is exact; where the text stops being valid the decoder stops too, so the depth
-  the decoder would reach is never more than the one measured.
+  in TOML, comments are removed by regular expressions that never backtrack (within each
+  repetition the alternatives start with distinct characters, and every form may end unclosed
+  at the end of the text, so a match once begun never fails; no possessive repetition, which
+  early 3.11 releases mismatch), and the brackets that remain are summed in C. A bracket
+  inside a string or a comment never counts. For valid text the depth is exact; where the
+  text stops being valid the decoder stops too, so the depth the decoder would reach is never
+  more than the one measured.
 
 Text over either bound is refused without decoding. TOML also nests tables by dotted keys and
 table headers, which tomllib builds without recursion but in time quadratic in a key's parts
@@ -50,20 +52,20 @@ OPERATOR_FILE_MAX_BYTES = 64 << 20
 SHOWN = 200
 """Characters of a decoder's own message kept in an error."""
 
-_JSON_STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"?', re.DOTALL)
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
 _TOML_SKIPPED = re.compile(
-    r'"""[^"\\]*+(?:(?:\\.?|"(?!""))[^"\\]*+)*+(?:"{3,5}|\Z)'  # multi-line basic string
-    r"|'''[^']*+(?:'(?!'')[^']*+)*+(?:'{3,5}|\Z)"  # multi-line literal string
-    r'|"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"?'  # basic string
-    r"|'[^'\n]*+'?"  # literal string
-    r"|#[^\n]*+",  # comment
+    r'"""[^"\\]*(?:(?:\\.?|"(?!""))[^"\\]*)*(?:"{3,5}|\Z)'  # multi-line basic string
+    r"|'''[^']*(?:'(?!'')[^']*)*(?:'{3,5}|\Z)"  # multi-line literal string
+    r'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"?'  # basic string
+    r"|'[^'\n]*'?"  # literal string
+    r"|#[^\n]*",  # comment
     re.DOTALL,
 )
 _BRACKETS = b"[]{}"
 _SIGNED_STEP = bytes.maketrans(_BRACKETS, b"\x01\xff\x01\xff")
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in _BRACKETS)
 _OPENING_RUN = re.compile(b"\x01+")
-_TOML_RUN = re.compile(r"[^=,\[\]{}\n]++")
+_TOML_RUN = re.compile(r"[^=,\[\]{}\n]+")
 """A run of a TOML skeleton between separators: a key, a header's name or a scalar."""
 
 
