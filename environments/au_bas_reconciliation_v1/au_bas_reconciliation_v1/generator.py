@@ -17,9 +17,12 @@ from typing import NamedTuple
 from piv_core.ledger_audit_plan import (
     InvoiceBook,
     check_rows,
+    drawn_share,
+    keyed_wrong,
     pick,
     plan_faulty,
     plant_duplicates,
+    undone_by_rounding,
     widest_invoice,
 )
 
@@ -88,13 +91,22 @@ SUPPLIERS = (
 
 PRICE_CENTS = (500, 500_000)
 """Every price is drawn from [low, high) cents."""
-MIXED, TAXABLE_SALES, ROUND_TAXABLE_SALES = "mixed", "taxable_sales", "round_taxable_sales"
-ROW_MIXES = (MIXED, TAXABLE_SALES, ROUND_TAXABLE_SALES)
-"""What the clean rows of a ledger are: sales and purchases of every category (``mixed``, the
-default), or sales of taxable categories only, priced anywhere in `PRICE_CENTS`
-(``taxable_sales``) or at a whole number of dollars times 11, so that the correct GST is whole
-dollars (``round_taxable_sales``, GST from $1 to `ROUND_GST_DOLLARS`)."""
+MIXED, SALES, ROUND_SALES = "mixed", "sales", "round_sales"
+ROW_MIXES = (MIXED, SALES, ROUND_SALES)
+"""What a ledger's rows are: sales and purchases of every category, faults planted as the default
+configuration plants them (``mixed``); or sales only (``sales`` at any price, ``round_sales`` at 11
+times a whole or half number of dollars, so that every correct GST is whole or half dollars, $1 to
+`ROUND_GST_DOLLARS`.50). In the sales-only mixes a row's treatment is drawn first (`SALES_TREATMENTS`)
+and whether it is faulty does not depend on it: a faulty GST-free or input-taxed sale is charged GST, a
+faulty taxable sale's GST is miscalculated in one of `MISCALCULATIONS`. So no category, price or
+recorded figure tells a faulty row from a clean one without the division and the comparison."""
 ROUND_GST_DOLLARS = 9
+SALES_TREATMENTS = ((TAXABLE, 0.8), (GST_FREE, 0.1), (INPUT_TAXED, 0.1))
+"""The treatments of a sales-only mix's rows and their shares."""
+MISCALCULATIONS = ("tenth", "keyed", "slip")
+"""How a sales-only mix gets a taxable sale's GST wrong, one drawn per faulty row: 10% of the price
+(the default configuration's only form), the right GST keyed wrong (two adjacent digits swapped or
+one digit mistyped), or the right GST a dollar too high or too low."""
 SALE_SHARE = 0.55
 """The chance that a row is a sale."""
 
@@ -159,15 +171,46 @@ def _clean_row(rng: random.Random, first_day: int, span: int, invoice: str, kind
     return Row("", day, kind, counterparty, invoice, category, amount, _gst(category, amount), abn)
 
 
-def _taxable_sale(rng: random.Random, first_day: int, span: int, invoice: str, round_price: bool) -> Row:
-    """A fault-free sale of a taxable category (row mixes other than ``mixed``)."""
-    category = pick(rng, TAXABLE)
+def _sale(rng: random.Random, first_day: int, span: int, invoice: str, round_price: bool) -> Row:
+    """A fault-free sale of a sales-only mix: its treatment drawn by `SALES_TREATMENTS`."""
+    category = pick(rng, drawn_share(rng, SALES_TREATMENTS))
     if round_price:
-        amount = Decimal(11 * (1 + int(rng.random() * ROUND_GST_DOLLARS))).quantize(_CENT)
+        dollars = 1 + int(rng.random() * ROUND_GST_DOLLARS)
+        gst = Decimal(dollars) + (Decimal("0.5") if rng.random() < 0.5 else 0)
+        amount = (_ELEVEN * gst).quantize(_CENT)
     else:
         amount = _amount(rng)
     day = date.fromordinal(first_day + int(rng.random() * span))
     return Row("", day, SALE, pick(rng, CUSTOMERS), invoice, category, amount, _gst(category, amount), "")
+
+
+def _miscalculated(rng: random.Random, amount: Decimal) -> Decimal:
+    """A wrong GST for a taxable sale of `amount`, in one of `MISCALCULATIONS` drawn at random,
+    drawn again while it is right or `undone_by_rounding` (a dollar slip is neither)."""
+    right = _gst(TAXABLE[0], amount)
+    for _ in range(8):
+        how = pick(rng, MISCALCULATIONS)
+        if how == "tenth":
+            wrong = (amount * _TENTH).quantize(_CENT, rounding=ROUND_HALF_UP)
+        elif how == "keyed":
+            wrong = keyed_wrong(rng, right)
+        else:
+            break
+        if wrong != right and not undone_by_rounding(wrong, right):
+            return wrong
+    return right + 1 if right <= 1 or rng.random() < 0.5 else right - 1
+
+
+def _sale_code(row: Row) -> str:
+    """The fault a sales-only mix plants in a faulty row of `row`'s treatment."""
+    return GST_MISCALCULATED if row.category in _TAXABLE else GST_ON_GST_FREE
+
+
+def _planted_sale(rng: random.Random, row: Row) -> Row:
+    """`row` with `_sale_code`'s fault: a taxable sale's GST miscalculated, GST charged on any other."""
+    if row.category in _TAXABLE:
+        return row._replace(gst=_miscalculated(rng, row.amount))
+    return row._replace(gst=(row.amount / _ELEVEN).quantize(_CENT, rounding=ROUND_HALF_UP))
 
 
 def _inject(rng: random.Random, row: Row, code: str, quarter: Quarter) -> Row:
@@ -227,7 +270,9 @@ def generate(
 
     A rate of 0 plants nothing (invoice numbers are unique, so the ledger is clean); any
     positive rate marks at least one row faulty, and a faulty row is planted unless no code of
-    `fault_codes` fits it (missing_abn_over_threshold alone fits no sale).
+    `fault_codes` fits it (missing_abn_over_threshold alone fits no sale). In a sales-only mix a
+    faulty row gets the fault of its treatment (`_sale_code`) when that code is allowed, else one
+    of the others as in ``mixed``.
     """
     allowed = frozenset(fault_codes)
     check_rows(num_rows, MIN_ROWS, "num_transactions")
@@ -248,7 +293,10 @@ def generate(
         if mixed:
             row = _clean_row(rng, first_day, span, invoice, kind)
         else:
-            row = _taxable_sale(rng, first_day, span, invoice, row_mix == ROUND_TAXABLE_SALES)
+            row = _sale(rng, first_day, span, invoice, row_mix == ROUND_SALES)
+            if faulty[slot] and _sale_code(row) in allowed:
+                rows.append(_planted_sale(rng, row))
+                continue
         if faulty[slot]:
             codes = _codes_for(rng, kind, allowed)
             if codes == [DUPLICATE_INVOICE]:

@@ -1,15 +1,15 @@
 """The difficulty ladder: what each ``level`` of the taskset sets (`piv_core.ladder`).
 
-Rungs 1 and 2 are sales-only ledgers under a focused prompt (only the rung's fault codes and
-labels, working row by row before the answer, an answer example of placeholders). Rung 1 is four
-sales priced at 11 times a whole number of dollars from 1 to 9, half of them faulted on average
-(GST charged on a GST-free or input-taxed sale, or a taxable sale's GST recorded wrong); it asks
-for 1A and every row's correct GST (``row_figures``) with partial credit, a row counting only
-when it is also flagged exactly when faulty, and ends its user prompt on a worksheet of the rows
-to complete; rung 2 is six taxable sales at any price
-whose GST can also be miscalculated, and asks for G1 and 1A. Rung 3 is the first under the full
-prompt; rung 4 is the default configuration, and rungs 5 and 6 are longer ledgers at higher
-fault rates. Every rung sets every knob the ladder uses, so a level is always the same task.
+Rungs 1 and 2 are four sales under a focused prompt (only the rung's fault codes and label, an
+answer of placeholders) that ends on a worksheet of the rows to complete, and ask for 1A and every
+row's correct GST (``row_figures``) with partial credit for corrections only: a faulty row counts
+when it is flagged with its correct GST, a clean one does not count, and a flag counts as found only
+with its row's correct GST. Half the rows are faulty on average, whatever their treatment (GST
+charged on a GST-free or input-taxed sale, or a taxable sale's GST miscalculated in one of several
+forms). Rung 1 prices every sale at 11 times a whole or half number of dollars (``round_sales``);
+rung 2 changes only that, to any price (``sales``). Rung 3 is the first under the full prompt;
+rung 4 is the default configuration, and rungs 5 and 6 are longer ledgers at higher fault rates.
+Every rung sets every knob the ladder uses, so a level is always the same task.
 """
 
 from __future__ import annotations
@@ -34,19 +34,20 @@ RUNGS = {
         "fault_rate": 0.5,
         "fault_codes": [GST_ON_GST_FREE, GST_MISCALCULATED],
         "labels": ["1A"],
-        "row_mix": "round_taxable_sales",
+        "row_mix": "round_sales",
         "prompt_style": "focused",
         "figure_credit": "partial",
         "row_figures": True,
     },
     2: {
-        "num_transactions": 6,
-        "fault_rate": 0.25,
+        "num_transactions": 4,
+        "fault_rate": 0.5,
         "fault_codes": [GST_ON_GST_FREE, GST_MISCALCULATED],
-        "labels": ["G1", "1A"],
-        "row_mix": "taxable_sales",
+        "labels": ["1A"],
+        "row_mix": "sales",
         "prompt_style": "focused",
-        "figure_credit": "all_or_nothing",
+        "figure_credit": "partial",
+        "row_figures": True,
     },
     3: {
         "num_transactions": 12,

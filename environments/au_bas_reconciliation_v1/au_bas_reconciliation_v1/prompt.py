@@ -133,14 +133,16 @@ ROW_KEY = "gst"
 ROW_RULE = (
     f"- {ROW_KEY} maps every txn_id of the ledger, written exactly as there, to that row's correct GST "
     "(CORRECT GST OF A ROW): one entry per row, 0.00 for a GST-free or input-taxed row. faults may also "
-    "list a row that has no fault, as []: such a row counts as not listed. A row's entry counts as right "
-    "only when faults lists that row with a code if it has a fault, and does not if it has none."
+    "list a row that has no fault, as []: such a row counts as not listed."
 )
 """The answer-format rule of a task that asks for every row's correct GST."""
-ROW_CREDIT_NOTE = f"""GRADING OF THE FIGURES
-Each figure asked for counts on its own, every row's entry in {ROW_KEY} as much as each label: the figures \
-part of the score is the share of them that are right (a label exact to the cent; a row's entry exact to \
-the cent, with a fault code listed for that row in faults exactly when it has a fault)."""
+ROW_CREDIT_NOTE = f"""GRADING
+Only corrections score. The score is 0.6 x the figures part + 0.4 x the fault part.
+- Figures part: the share, of the labels asked and the rows that have a fault, of those you get right. A \
+label is right when exact to the cent; a row that has a fault is right when faults lists it with a code and \
+its entry in {ROW_KEY} is its correct GST to the cent. A row without a fault is not part of that share.
+- Fault part: F1 of the (txn_id, code) pairs in faults against the true ones, where a pair counts as found \
+only when that row's entry in {ROW_KEY} is its correct GST; every pair listed counts in the precision."""
 """What a prompt that asks for the per-row figures says under partial credit."""
 
 _WORKING = """HOW TO WORK

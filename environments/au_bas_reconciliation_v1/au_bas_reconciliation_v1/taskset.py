@@ -142,11 +142,12 @@ class AuBasConfig(vf.TasksetConfig):
     labels: Annotated[list[str], some_of(rules.LABELS)] = list(rules.LABELS)
     """The BAS labels the task asks for and grades (default: all four). When fewer, the task
     names them, and only they count towards ``bas_correct`` and ``bas_label_accuracy``."""
-    row_mix: Literal["mixed", "taxable_sales", "round_taxable_sales"] = "mixed"
-    """What the clean rows are (`generator.ROW_MIXES`): sales and purchases of every category
-    (``mixed``, the default), or taxable sales only, at any price (``taxable_sales``) or at a
-    whole number of dollars times 11, so that every correct GST is whole dollars
-    (``round_taxable_sales``). Planted faults change rows as they always do."""
+    row_mix: Literal["mixed", "sales", "round_sales"] = "mixed"
+    """What the rows are (`generator.ROW_MIXES`): sales and purchases of every category (``mixed``,
+    the default), or sales only, of every treatment, at any price (``sales``) or at 11 times a whole
+    or half number of dollars, so that every correct GST is whole or half dollars (``round_sales``).
+    In the sales-only mixes whether a row is faulty does not depend on its treatment, and a
+    miscalculated GST takes one of several forms."""
     prompt_style: Literal["full", "focused"] = "full"
     """``full`` (the default): the system prompt states every fault code and label. ``focused``:
     it states only the codes of `fault_codes` (no other holds in a generated ledger) and the

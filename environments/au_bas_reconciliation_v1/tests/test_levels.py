@@ -45,7 +45,7 @@ def test_rung_one_asks_1a_and_every_rows_gst_of_four_round_sales(answer):
         data = make_task_data(config, idx)
         planted |= {code for codes in data.faults.values() for code in codes}
         _, rows = read_ledger(data.prompt)
-        assert len(rows) == 4 and all(row.kind == SALE and row.amount % 11 == 0 for row in rows)
+        assert len(rows) == 4 and all(row.kind == SALE and 2 * row.amount % 11 == 0 for row in rows)
     assert planted == {GST_ON_GST_FREE, GST_MISCALCULATED}
     task = AuBasTask(make_task_data(config, 0))
     assert "BAS labels to report: 1A (only these)" in task.data.prompt
@@ -53,53 +53,32 @@ def test_rung_one_asks_1a_and_every_rows_gst_of_four_round_sales(answer):
     _, rows = read_ledger(task.data.prompt)
     extra = answer(task.data, **{"G1": "1.23", "net": "oops"})  # labels not asked are ignored
     assert score_reply(task, extra).reward == pytest.approx(1.0)
-    # Partial credit: 1A and each row's correct GST are one fifth of the figures each.
+    # Partial credit for corrections: 1A and each faulty row's correct GST are an equal share each.
+    share = 1 - 1 / (1 + len(task.data.faults))
     wrong = answer(task.data, **{"1A": "0.01"})
     scored = score_reply(task, wrong)
-    assert scored.rewards["bas_correct"] == pytest.approx(0.8) and scored.metrics["bas_label_accuracy"] == 0.8
+    assert scored.rewards["bas_correct"] == pytest.approx(share)
+    assert scored.metrics["bas_label_accuracy"] == pytest.approx(share)
     assert (scored.metrics["g1_correct"], scored.metrics["1a_correct"]) == (0, 0)
     assert scored.rewards["fault_audit"] == 1.0
     right = {t: f"{c / 100:.2f}" for t, c in task.data.row_figures.items()}
+    one = 1 / (1 + len(task.data.faults))
     for txn in right:
-        one_row_off = answer(task.data, gst={**right, txn: "9.99"})
-        assert score_reply(task, one_row_off).rewards["bas_correct"] == pytest.approx(0.8)
-        # A row's GST counts only with that row's fault codes exactly right.
-        codes = task.data.faults.get(txn)
+        faulty = bool(task.data.faults.get(txn))
+        # A faulty row's GST off costs its share and its flag; a clean row's GST is not graded.
+        off = score_reply(task, answer(task.data, gst={**right, txn: "9.99"})).rewards
+        assert off["bas_correct"] == pytest.approx(1 - one if faulty else 1.0), txn
+        assert (off["fault_audit"] < 1.0) == faulty, txn
+        # A faulty row left unflagged costs its share; a clean row flagged costs the precision only.
         other = {**task.data.faults, txn: ["gst_miscalculated", "gst_on_gst_free"]}
-        misjudged = {t: c for t, c in task.data.faults.items() if t != txn} if codes else other
-        scored = score_reply(task, answer(task.data, faults=misjudged))
-        assert scored.rewards["bas_correct"] == pytest.approx(0.8), txn
+        misjudged = {t: c for t, c in task.data.faults.items() if t != txn} if faulty else other
+        scored = score_reply(task, answer(task.data, faults=misjudged)).rewards
+        assert scored["bas_correct"] == pytest.approx(1 - one if faulty else 1.0), txn
+        assert scored["fault_audit"] < 1.0, txn
     for rows_map in ("not a map", [], {}):
         scored = score_reply(task, answer(task.data, gst=rows_map))
-        assert scored.metrics["parsed"] == 1.0 and scored.rewards["bas_correct"] == pytest.approx(0.2)
-
-
-def test_at_rung_one_no_answer_that_skips_the_audit_earns_more_than_a_quarter(answer):
-    """The books' gst column is right on the clean rows only, and a row's GST counts only with its
-    codes right: copied, zeroed or flagged wholesale, the rows earn little; the GST worked out
-    row by row with no audit earns more, and the whole work everything."""
-    config = AuBasConfig(level=1)
-    scores: dict[str, list[float]] = {}
-    for idx in range(200):
-        task = AuBasTask(make_task_data(config, idx))
-        _, rows = read_ledger(task.data.prompt)
-        assert set(task.data.row_figures) == {row.txn_id for row in rows}
-        books = {row.txn_id: str(row.gst) for row in rows}
-        zeros = dict.fromkeys(books, "0.00")
-        books_1a = str(sum(row.gst for row in rows))
-        worked = {t: f"{c / 100:.2f}" for t, c in task.data.row_figures.items()}
-        for name, gst, faults, total in (
-            ("books", books, {}, books_1a),
-            ("books, all flagged", books, {t: ["gst_on_gst_free"] for t in books}, books_1a),
-            ("zeros, all flagged", zeros, {t: ["gst_on_gst_free"] for t in books}, "0.00"),
-            ("zeros, both codes", zeros, {t: [GST_ON_GST_FREE, GST_MISCALCULATED] for t in books}, "0.00"),
-            ("worked, no audit", worked, {}, None),
-        ):
-            reply = answer(task.data, faults=faults, gst=gst, **({"1A": total} if total else {}))
-            scores.setdefault(name, []).append(score_reply(task, reply).reward)
-    means = {name: sum(values) / len(values) for name, values in scores.items()}
-    worked_mean = means.pop("worked, no audit")
-    assert max(means.values()) < 0.3 and worked_mean > max(means.values()) + 0.05, (means, worked_mean)
+        assert scored.metrics["parsed"] == 1.0 and scored.rewards["bas_correct"] == pytest.approx(one)
+        assert scored.rewards["fault_audit"] == 0.0  # no flag is backed by its row's GST
 
 
 def test_rung_one_ends_on_a_worksheet_that_validate_rebuilds():
@@ -137,7 +116,8 @@ def test_the_worksheets_answer_line_filled_from_the_key_scores_one_and_every_ver
             data.prompt_text, figures, data.row_figures, data.faults, "correct GST"
         )
         assert score_reply(task, line).reward == pytest.approx(1.0), line
-        assert score_reply(task, missed).rewards["bas_correct"] == pytest.approx(1 - 1 / 5), missed
+        share = 1 - 1 / (1 + len(data.faults))
+        assert score_reply(task, missed).rewards["bas_correct"] == pytest.approx(share), missed
 
 
 def test_rungs_one_and_two_have_a_focused_prompt_and_the_others_the_full_one():
@@ -166,7 +146,8 @@ def test_the_ladder_climbs():
     sizes = [RUNGS[level]["num_transactions"] for level in sorted(RUNGS)]
     assert sizes == sorted(sizes) and sizes[0] == 4 and sizes[-1] > AuBasConfig().num_transactions
     assert RUNGS[1]["fault_codes"] == RUNGS[2]["fault_codes"] == [GST_ON_GST_FREE, GST_MISCALCULATED]
-    assert RUNGS[1]["row_figures"] and not any(RUNGS[level]["row_figures"] for level in RUNGS if level > 1)
+    assert RUNGS[1]["row_figures"] and not any(RUNGS[level]["row_figures"] for level in RUNGS if level > 2)
+    assert {k: v for k, v in RUNGS[1].items() if RUNGS[2][k] != v} == {"row_mix": "round_sales"}
     assert RUNGS[max(RUNGS)]["fault_rate"] > AuBasConfig().fault_rate
 
 

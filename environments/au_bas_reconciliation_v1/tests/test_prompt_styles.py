@@ -7,12 +7,13 @@ from __future__ import annotations
 import asyncio
 import itertools
 import re
+from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
 
 import pytest
 from au_bas_reconciliation_v1 import baselines, plugin, prompt
-from au_bas_reconciliation_v1.generator import ROUND_TAXABLE_SALES, TAXABLE_SALES
+from au_bas_reconciliation_v1.generator import ROUND_SALES
 from au_bas_reconciliation_v1.ledger import SALE, TAXABLE
-from au_bas_reconciliation_v1.rules import FAULT_CODES, GST_MISCALCULATED, LABELS
+from au_bas_reconciliation_v1.rules import FAULT_CODES, GST_MISCALCULATED, LABELS, correct_gst
 from au_bas_reconciliation_v1.taskset import (
     MAX_TRANSACTIONS,
     MAX_TRANSACTIONS_ANY_PROMPT,
@@ -86,18 +87,42 @@ def test_partial_credit_grades_each_label_and_the_prompt_says_so(answer):
     assert score_reply(task, answer(task.data)).reward == pytest.approx(1.0)
 
 
-@pytest.mark.parametrize("row_mix", ["taxable_sales", "round_taxable_sales"])
-def test_a_sales_only_mix_writes_taxable_sales_and_the_rounded_one_whole_dollar_gst(row_mix):
+@pytest.mark.parametrize("row_mix", ["sales", "round_sales"])
+def test_a_sales_only_mix_writes_sales_of_every_treatment_and_the_rounded_one_whole_or_half_dollar_gst(
+    row_mix,
+):
     config = AuBasConfig(**{**FOCUSED, "fault_rate": 0.0}, row_mix=row_mix)
-    for idx in range(30):
+    treatments = set()
+    for idx in range(40):
         _, rows = prompt.read_ledger(make_task_data(config, idx).prompt)
-        assert all(row.kind == SALE and row.category in TAXABLE for row in rows)
-        if row_mix == ROUND_TAXABLE_SALES:
-            assert all(row.amount % 11 == 0 and row.gst == row.amount / 11 for row in rows)
-    assert TAXABLE_SALES != ROUND_TAXABLE_SALES
+        assert all(row.kind == SALE for row in rows)
+        treatments |= {row.category in TAXABLE for row in rows}
+        assert all(row.gst == correct_gst(row) for row in rows)
+        if row_mix == ROUND_SALES:
+            assert all(row.amount % 11 == 0 or (row.amount / 11) % 1 == Decimal("0.5") for row in rows)
+    assert treatments == {True, False}
 
 
-@pytest.mark.parametrize("row_mix", ["mixed", "taxable_sales", "round_taxable_sales"])
+@pytest.mark.parametrize("level", [1, 2])
+def test_in_a_sales_only_mix_the_treatment_says_nothing_of_the_verdict(level):
+    """At the sales-only rungs a faulty row is as likely whatever its treatment, and no
+    miscalculation is undone by rounding the books' figure to whole dollars."""
+    config = AuBasConfig(level=level)
+    faulty = {True: [], False: []}
+    for idx in range(300):
+        data = make_task_data(config, idx)
+        for row in prompt.read_ledger(data.prompt)[1]:
+            faulty[row.category in TAXABLE].append(row.txn_id in data.faults)
+            if row.txn_id in data.faults and row.category in TAXABLE:
+                right = correct_gst(row)
+                assert not any(
+                    row.gst.quantize(Decimal(1), rounding=r) == right for r in (ROUND_DOWN, ROUND_HALF_UP)
+                )
+    shares = {taxable: sum(flags) / len(flags) for taxable, flags in faulty.items()}
+    assert abs(shares[True] - shares[False]) < 0.1, shares
+
+
+@pytest.mark.parametrize("row_mix", ["mixed", "sales", "round_sales"])
 @pytest.mark.parametrize("credit", prompt.FIGURE_CREDITS)
 def test_the_oracle_scores_full_and_validate_passes_under_every_style(row_mix, credit):
     for codes in ([GST_MISCALCULATED], ["gst_on_gst_free", "duplicate_invoice"], list(FAULT_CODES)):
@@ -138,7 +163,7 @@ def test_the_grading_follows_the_credit_the_prompt_states(answer):
 
 
 def test_the_degenerate_answers_stay_below_an_honest_audit_on_a_focused_ledger():
-    config = AuBasConfig(**FOCUSED, row_mix="round_taxable_sales")
+    config = AuBasConfig(**FOCUSED, row_mix="round_sales")
     rewards: dict[str, list[float]] = {}
     for idx in range(60):
         task = AuBasTask(make_task_data(config, idx))
@@ -151,7 +176,7 @@ def test_the_degenerate_answers_stay_below_an_honest_audit_on_a_focused_ledger()
         for name, reply in replies.items():
             rewards.setdefault(name, []).append(score_reply(task, reply).reward)
     means = {name: sum(values) / len(values) for name, values in rewards.items()}
-    assert means["empty"] == means["example"] == means["column-sums"] == 0.0, means
+    assert means["empty"] == means["example"] == 0.0 and means["column-sums"] < 0.05, means
     assert means["blanket"] < 0.2, means
 
 
@@ -160,7 +185,7 @@ def test_the_degenerate_answers_stay_below_an_honest_audit_on_a_focused_ledger()
     [
         ({"prompt_style": "short"}, "prompt_style"),
         ({"figure_credit": "half"}, "figure_credit"),
-        ({"row_mix": "sales"}, "row_mix"),
+        ({"row_mix": "taxable_sales"}, "row_mix"),
         ({"prompt_style": True}, "prompt_style"),
         (
             {"num_transactions": MAX_TRANSACTIONS, "prompt_style": "focused"},

@@ -51,7 +51,7 @@ def test_rung_one_asks_the_sales_tax_and_every_rows_tax_of_five_round_home_sales
     data = task.data
     assert "Figures to report: sales_tax_due (only these)" in data.prompt_text
     _, business_zip, rows = prompt.read_ledger(data.prompt_text)
-    assert all(r.kind == SALE and r.zip == business_zip and r.gross % 100 == 0 for r in rows)
+    assert all(r.kind == SALE and r.zip == business_zip and r.gross % 50 == 0 for r in rows)
     assert business_zip in WHOLE_RATE_ZIPS and set(data.row_figures) == {r.txn_id for r in rows}
     codes = {
         code
@@ -63,20 +63,25 @@ def test_rung_one_asks_the_sales_tax_and_every_rows_tax_of_five_round_home_sales
     assert all(make_task_data(UsSutConfig(level=1), idx).faults for idx in range(30))  # never clean
     extra = reply({**data.figures, "use_tax_due": 123}, data.faults, data.row_figures)  # not asked: ignored
     assert score_reply(task, extra).reward == pytest.approx(1.0)
-    # Partial credit: sales_tax_due and each of the five rows is a sixth of the figures.
+    # Partial credit for corrections: sales_tax_due and each faulty row are an equal share each.
+    one = 1 / (1 + len(data.faults))
     wrong = reply({"sales_tax_due": data.figures["sales_tax_due"] + 1}, data.faults, data.row_figures)
     scored = score_reply(task, wrong)
-    assert scored.rewards["return_correct"] == pytest.approx(5 / 6) and scored.rewards["fault_audit"] == 1.0
+    assert scored.rewards["return_correct"] == pytest.approx(1 - one) and scored.rewards["fault_audit"] == 1.0
     for txn in data.row_figures:
+        faulty = txn in data.faults
         off = reply(data.figures, data.faults, {**data.row_figures, txn: data.row_figures[txn] + 1})
-        assert score_reply(task, off).rewards["return_correct"] == pytest.approx(5 / 6)
-        # A row's tax counts only with the row in the faults exactly when it has a fault.
-        if txn in data.faults:
+        scored = score_reply(task, off).rewards
+        assert scored["return_correct"] == pytest.approx(1 - one if faulty else 1.0), txn
+        assert (scored["fault_audit"] < 1.0) == faulty, txn  # a flag counts with its row's tax only
+        # A faulty row left unflagged costs its share; a clean row flagged costs the precision only.
+        if faulty:
             misjudged = {t: c for t, c in data.faults.items() if t != txn}
         else:
             misjudged = {**data.faults, txn: [TAX_MISCALCULATED]}
-        scored = score_reply(task, reply(data.figures, misjudged, data.row_figures))
-        assert scored.rewards["return_correct"] == pytest.approx(5 / 6), txn
+        scored = score_reply(task, reply(data.figures, misjudged, data.row_figures)).rewards
+        assert scored["return_correct"] == pytest.approx(1 - one if faulty else 1.0), txn
+        assert scored["fault_audit"] < 1.0, txn
 
 
 def test_at_rung_one_no_answer_that_skips_the_audit_earns_more_than_three_tenths(reply):
@@ -126,7 +131,9 @@ def test_rung_one_ends_on_a_worksheet_that_validate_rebuilds_and_its_answer_line
             data.prompt_text, figures, data.row_figures, data.faults, "correct tax"
         )
         assert score_reply(task, line).reward == pytest.approx(1.0), line
-        assert score_reply(task, missed).rewards["return_correct"] == pytest.approx(5 / 6), missed
+        assert score_reply(task, missed).rewards["return_correct"] == pytest.approx(
+            1 - 1 / (1 + len(data.faults))
+        ), missed
 
 
 def test_a_prompt_asking_other_figures_than_the_key_fails_validate():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import re
+from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
 
 import pytest
 from piv_core.policy import Conversation
@@ -103,17 +104,39 @@ def test_partial_credit_grades_each_figure_and_the_prompt_says_so(reply):
     assert score_reply(stated, reply(off, task.data.faults)).rewards["return_correct"] == 0.0
 
 
-@pytest.mark.parametrize("row_mix", ["taxable_sales", "round_home_sales"])
-def test_a_sales_only_mix_writes_unclaimed_taxable_sales(row_mix):
+@pytest.mark.parametrize("row_mix", ["sales", "round_home_sales"])
+def test_a_sales_only_mix_writes_unclaimed_sales_of_every_category(row_mix):
     config = UsSutConfig(**{**FOCUSED, "fault_rate": 0.0}, row_mix=row_mix)
-    for idx in range(30):
+    categories = set()
+    for idx in range(40):
         _, business_zip, rows = prompt.read_ledger(make_task_data(config, idx).prompt_text)
-        assert all(r.kind == SALE and r.category in TAXABLE and not r.claimed for r in rows)
+        assert all(r.kind == SALE and not r.claimed for r in rows)
+        categories |= {r.category in TAXABLE for r in rows}
         if row_mix == "round_home_sales":
-            assert all(r.zip == business_zip and r.gross % 100 == 0 for r in rows)
+            assert all(r.zip == business_zip and r.gross % 50 == 0 for r in rows)
+    assert categories == {True, False}
 
 
-@pytest.mark.parametrize("row_mix", ["mixed", "taxable_sales", "round_home_sales"])
+@pytest.mark.parametrize("level", [1, 2])
+def test_in_a_sales_only_mix_the_category_says_nothing_of_the_verdict(level):
+    """At the sales-only rungs a faulty row is as likely whatever its category, and no
+    miscalculation is undone by rounding the books' figure to whole dollars."""
+    config = UsSutConfig(level=level)
+    faulty = {True: [], False: []}
+    for idx in range(300):
+        data = make_task_data(config, idx)
+        for row in prompt.read_ledger(data.prompt_text)[2]:
+            faulty[row.category in TAXABLE].append(row.txn_id in data.faults)
+            if row.txn_id in data.faults and row.category in TAXABLE:
+                right = Decimal(data.row_figures[row.txn_id]).scaleb(-2)
+                assert not any(
+                    row.tax.quantize(Decimal(1), rounding=r) == right for r in (ROUND_DOWN, ROUND_HALF_UP)
+                )
+    shares = {taxable: sum(flags) / len(flags) for taxable, flags in faulty.items()}
+    assert abs(shares[True] - shares[False]) < 0.1, shares
+
+
+@pytest.mark.parametrize("row_mix", ["mixed", "sales", "round_home_sales"])
 @pytest.mark.parametrize("credit", prompt.FIGURE_CREDITS)
 def test_the_oracle_scores_full_and_validate_passes_under_every_style(row_mix, credit):
     code_sets = ([TAX_MISCALCULATED], ["missing_exemption_cert", "duplicate_invoice"], list(FAULT_CODES))
@@ -169,7 +192,7 @@ def test_the_degenerate_answers_stay_below_an_honest_audit_on_a_focused_ledger()
     [
         ({"prompt_style": "short"}, "prompt_style"),
         ({"figure_credit": "half"}, "figure_credit"),
-        ({"row_mix": "sales"}, "row_mix"),
+        ({"row_mix": "taxable_sales"}, "row_mix"),
         (
             {"num_rows": MAX_ROWS, "num_tasks": 1, "figure_credit": "partial"},
             f"num_rows must be <= {MAX_ROWS_ANY_PROMPT}",

@@ -18,9 +18,12 @@ from typing import NamedTuple
 from piv_core.ledger_audit_plan import (
     InvoiceBook,
     check_rows,
+    drawn_share,
+    keyed_wrong,
     pick,
     plan_faulty,
     plant_duplicates,
+    undone_by_rounding,
     widest_invoice,
 )
 
@@ -64,14 +67,19 @@ SALE_CODES = (TAX_ON_EXEMPT_ITEM, TAX_MISCALCULATED, NEXUS_MISALLOCATION, *PURCH
 
 PRICE_CENTS = (500, 600_000)
 """Every gross amount is drawn from [low, high) cents."""
-MIXED, TAXABLE_SALES, ROUND_HOME_SALES = "mixed", "taxable_sales", "round_home_sales"
-ROW_MIXES = (MIXED, TAXABLE_SALES, ROUND_HOME_SALES)
-"""What the clean rows of a ledger are: sales and purchases of every kind (``mixed``, the
-default); sales of taxable categories with no exemption claim, priced anywhere in
-`PRICE_CENTS` and delivered to any ZIP (``taxable_sales``); or such sales delivered to the
-business ZIP at a whole number of hundreds of dollars, $100 to `ROUND_HUNDREDS` hundred, by a
-business in a ZIP whose combined rate is a whole percent (``round_home_sales``)."""
-ROUND_HUNDREDS = 10
+MIXED, SALES, ROUND_HOME_SALES = "mixed", "sales", "round_home_sales"
+ROW_MIXES = (MIXED, SALES, ROUND_HOME_SALES)
+"""What a ledger's rows are: sales and purchases of every kind, faults planted as the default
+configuration plants them (``mixed``); or sales with no exemption claim only, priced anywhere in
+`PRICE_CENTS` and delivered to any ZIP (``sales``), or delivered to the business ZIP at a whole
+number of fifty dollars, $100 to $50 x `ROUND_FIFTIES`, by a business in a ZIP whose combined rate
+is a whole percent (``round_home_sales``). In the sales-only mixes a row's category is drawn first
+(`SALES_TREATMENTS`) and whether it is faulty does not depend on it: a faulty exempt sale is taxed,
+a faulty taxable sale's tax is miscalculated (`_planted_sale`). So no category, price or
+recorded figure tells a faulty row from a clean one without the product and the comparison."""
+ROUND_FIFTIES = 20
+SALES_TREATMENTS = ((TAXABLE, 0.8), (EXEMPT, 0.2))
+"""The categories of a sales-only mix's rows and their shares."""
 SALE_SHARE = 0.6
 """The chance that a row is a sale."""
 CERT_NUMBERS = (100_000, 900_000)
@@ -118,31 +126,29 @@ def _clean_row(rng: random.Random, day: date, invoice: str, kind: str, business_
     return Row("", invoice, day, kind, category, gross, tax, zip_code, claimed, cert)
 
 
-def _taxable_sale(rng: random.Random, day: date, invoice: str, business_zip: str, home: bool) -> Row:
-    """A fault-free sale of a taxable category with no claim (row mixes other than ``mixed``)."""
-    category = pick(rng, TAXABLE)
+def _sale(rng: random.Random, day: date, invoice: str, business_zip: str, home: bool) -> Row:
+    """A fault-free sale of a sales-only mix, with no claim: its category drawn by `SALES_TREATMENTS`."""
+    category = pick(rng, drawn_share(rng, SALES_TREATMENTS))
     if home:
-        gross, zip_code = (
-            Decimal(100 * (1 + int(rng.random() * ROUND_HUNDREDS))).quantize(_ZERO),
-            business_zip,
-        )
+        gross = Decimal(50 * (2 + int(rng.random() * (ROUND_FIFTIES - 1)))).quantize(_ZERO)
+        zip_code = business_zip
     else:
         gross, zip_code = _gross(rng), pick(rng, ZIPS)
-    return Row(
-        "", invoice, day, SALE, category, gross, tax_at(gross, combined_rate(zip_code)), zip_code, False, ""
-    )
+    tax = _ZERO if category in EXEMPT else tax_at(gross, combined_rate(zip_code))
+    return Row("", invoice, day, SALE, category, gross, tax, zip_code, False, "")
 
 
-def _keying_error(rng: random.Random, amount: Decimal) -> Decimal:
-    """`amount` with two adjacent digits swapped, or one digit mistyped."""
-    text = f"{amount:.2f}"
-    swaps = [i for i in range(len(text) - 1) if (text[i] + text[i + 1]).isdigit() and text[i] != text[i + 1]]
-    if swaps and rng.random() < 0.5:
-        i = pick(rng, swaps)
-        return Decimal(text[:i] + text[i + 1] + text[i] + text[i + 2 :])
-    i = pick(rng, [i for i, ch in enumerate(text) if ch.isdigit()])
-    digit = (int(text[i]) + 1 + int(rng.random() * 9)) % 10
-    return Decimal(text[:i] + str(digit) + text[i + 1 :])
+def _planted_sale(rng: random.Random, row: Row) -> Row:
+    """`row` (a sale of a sales-only mix) with the fault of its category: tax charged on an exempt
+    one, a taxable one's tax miscalculated (`_planted_sale`)."""
+    right = tax_at(row.gross, combined_rate(row.zip))
+    if row.category in EXEMPT:
+        return row._replace(tax=right)
+    for _ in range(8):
+        wrong = _miscalculated(rng, row.gross, row.zip)
+        if not undone_by_rounding(wrong, right):
+            return row._replace(tax=wrong)
+    return row._replace(tax=right + 1)
 
 
 def _miscalculated(rng: random.Random, gross: Decimal, zip_code: str) -> Decimal:
@@ -156,8 +162,8 @@ def _miscalculated(rng: random.Random, gross: Decimal, zip_code: str) -> Decimal
     elif how == 1:  # g·r/(1+r): the rate applied as if the tax were already inside the price
         wrong = tax_at(gross, rate / (_ONE + rate / _HUNDRED))
     else:
-        wrong = _keying_error(rng, right)
-    return wrong if wrong != right else _keying_error(rng, right)
+        wrong = keyed_wrong(rng, right)
+    return wrong if wrong != right else keyed_wrong(rng, right)
 
 
 def _inject(rng: random.Random, row: Row, code: str, quarter: Quarter, business_zip: str) -> Row:
@@ -214,7 +220,9 @@ def generate(
 
     A rate of 0 plants nothing (invoice numbers are unique, so the quarter is clean); any
     positive rate marks at least one row faulty, and a faulty row is planted unless no code of
-    `fault_codes` fits it (a purchase carries none of the sale-only codes).
+    `fault_codes` fits it (a purchase carries none of the sale-only codes). In a sales-only mix
+    a faulty row gets the fault of its category (`_planted_sale`) when that code is allowed, else
+    one of the others as in ``mixed``.
     """
     allowed = frozenset(fault_codes)
     check_rows(num_rows, MIN_ROWS, "num_rows")
@@ -237,7 +245,11 @@ def generate(
         if mixed:
             row = _clean_row(rng, day, invoice, kind, business_zip)
         else:
-            row = _taxable_sale(rng, day, invoice, business_zip, row_mix == ROUND_HOME_SALES)
+            row = _sale(rng, day, invoice, business_zip, row_mix == ROUND_HOME_SALES)
+            code = TAX_ON_EXEMPT_ITEM if row.category in EXEMPT else TAX_MISCALCULATED
+            if faulty[slot] and code in allowed:
+                rows.append(_planted_sale(rng, row))
+                continue
         if faulty[slot]:
             codes = _codes_for(rng, kind, allowed)
             if codes == [DUPLICATE_INVOICE]:

@@ -1,16 +1,16 @@
 """The difficulty ladder: what each ``level`` of the taskset sets (`piv_core.ladder`).
 
-Rungs 1 and 2 are sales-only ledgers under a focused prompt (only the rung's fault codes and
-figures, working row by row before the answer, an answer example of placeholders). Rung 1 is
-five sales delivered to the business ZIP at whole hundreds of dollars, by a business whose ZIP's
-combined rate is a whole percent, half of them faulted on average (tax charged on an exempt sale,
-or a taxable sale's tax recorded wrong); it asks for sales_tax_due and every row's correct tax
-(``row_figures``) with partial credit, a row counting only when it is also flagged exactly when
-faulty, and ends its user prompt on a worksheet of the rows to complete; rung 2 is eight taxable sales
-at any price to any ZIP whose tax can also be miscalculated, and asks for gross_sales and
-sales_tax_due. Rung 3 is the first under the full prompt; rung 4 is the default configuration,
-and rungs 5 and 6 are longer ledgers at higher fault rates. Every rung sets every knob the ladder
-uses, so a level is always the same task.
+Rungs 1 and 2 are five sales with no exemption claim under a focused prompt (only the rung's fault
+codes and figure, an answer of placeholders) that ends on a worksheet of the rows to complete, and
+ask for sales_tax_due and every row's correct tax (``row_figures``) with partial credit for
+corrections only: a faulty row counts when it is flagged with its correct tax, a clean one does
+not count, and a flag counts as found only with its row's correct tax. Half the rows are faulty on
+average, whatever their category (tax charged on an exempt sale, or a taxable sale's tax
+miscalculated in one of several forms). Rung 1 delivers every sale to the business ZIP, whose
+combined rate is a whole percent, at a whole number of fifty dollars (``round_home_sales``); rung 2
+changes only that, to any price and any ZIP (``sales``). Rung 3 is the first under the full prompt;
+rung 4 is the default configuration, and rungs 5 and 6 are longer ledgers at higher fault rates.
+Every rung sets every knob the ladder uses, so a level is always the same task.
 """
 
 from __future__ import annotations
@@ -42,13 +42,14 @@ RUNGS = {
         "row_figures": True,
     },
     2: {
-        "num_rows": 8,
-        "fault_rate": 0.25,
+        "num_rows": 5,
+        "fault_rate": 0.5,
         "fault_codes": [TAX_ON_EXEMPT_ITEM, TAX_MISCALCULATED],
-        "figures": ["gross_sales", "sales_tax_due"],
-        "row_mix": "taxable_sales",
+        "figures": ["sales_tax_due"],
+        "row_mix": "sales",
         "prompt_style": "focused",
-        "figure_credit": "all_or_nothing",
+        "figure_credit": "partial",
+        "row_figures": True,
     },
     3: {
         "num_rows": 20,

@@ -156,15 +156,18 @@ ROW_KEY = "tax"
 ROW_RULE = (
     f"- {ROW_KEY} maps every transaction_id of the ledger, written exactly as there, to that row's correct "
     "tax (on a sale its correct sales tax, 0.00 when exempt; on a purchase the use tax due): one entry per "
-    "row. faults may also list a row that has no fault, as []: such a row counts as not listed. A row's "
-    "entry counts as right only when faults lists that row with a code if it has a fault, and does not if "
-    "it has none."
+    "row. faults may also list a row that has no fault, as []: such a row counts as not listed."
 )
 """The answer-format rule of a task that asks for every row's correct tax."""
-ROW_CREDIT_NOTE = f"""GRADING OF THE FIGURES
-Each figure asked for counts on its own, every row's entry in {ROW_KEY} as much as each graded figure: the \
-return part of the score is the share of them that are right (a figure exact to the cent; a row's entry \
-exact to the cent, with a fault code listed for that row in faults exactly when it has a fault)."""
+ROW_CREDIT_NOTE = f"""GRADING
+Only corrections score. The score is 0.6 x the return part + 0.4 x the fault part.
+- Return part: the share, of the graded figures asked and the rows that have a fault, of those you get \
+right. A figure is right when exact to the cent; a row that has a fault is right when faults lists it with \
+a code and its entry in {ROW_KEY} is its correct tax to the cent. A row without a fault is not part of that \
+share.
+- Fault part: F1 of the (transaction_id, code) pairs in faults against the true ones, where a pair counts \
+as found only when that row's entry in {ROW_KEY} is its correct tax; every pair listed counts in the \
+precision."""
 """What a prompt that asks for the per-row figures says under partial credit."""
 
 _WORKING = """HOW TO WORK

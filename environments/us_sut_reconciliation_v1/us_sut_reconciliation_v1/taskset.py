@@ -150,11 +150,12 @@ class UsSutConfig(vf.TasksetConfig):
     """The figures the task asks for (default: all six). When fewer, the task names them; the
     graded ones among them (all but exempt_sales) count towards ``return_correct`` and
     ``fields_correct``. At least one graded figure must be asked for."""
-    row_mix: Literal["mixed", "taxable_sales", "round_home_sales"] = "mixed"
-    """What the clean rows are (`generator.ROW_MIXES`): sales and purchases of every kind
-    (``mixed``, the default); taxable sales with no claim, at any price and delivered to any ZIP
-    (``taxable_sales``); or such sales delivered to the business ZIP at whole hundreds of dollars
-    (``round_home_sales``). Planted faults change rows as they always do."""
+    row_mix: Literal["mixed", "sales", "round_home_sales"] = "mixed"
+    """What the rows are (`generator.ROW_MIXES`): sales and purchases of every kind (``mixed``, the
+    default); or sales with no claim only, of every category, at any price and delivered to any ZIP
+    (``sales``), or delivered to the business ZIP at whole fifties of dollars (``round_home_sales``).
+    In the sales-only mixes whether a row is faulty does not depend on its category, and a
+    miscalculated tax takes one of several forms."""
     prompt_style: Literal["full", "focused"] = "full"
     """``full`` (the default): the system prompt states every fault code and figure. ``focused``:
     it states only the codes of `fault_codes` (the key applies only their rules) and the figures

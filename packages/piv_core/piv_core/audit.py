@@ -13,7 +13,7 @@ precision and recall for one code at a time.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import NamedTuple
 
 
@@ -26,10 +26,17 @@ class PairScores(NamedTuple):
     correct: int
 
 
-def pair_scores(claimed: Iterable[Hashable], truth: Iterable[Hashable]) -> PairScores:
-    """Score a set of claimed pairs against the true pairs (duplicates count once)."""
+def pair_scores(
+    claimed: Iterable[Hashable], truth: Iterable[Hashable], backed: Callable[[Hashable], bool] | None = None
+) -> PairScores:
+    """Score a set of claimed pairs against the true pairs (duplicates count once). With `backed`,
+    a claimed pair is correct only when it is true and `backed(pair)` holds (the work behind it was
+    right); every claimed pair still counts in the precision."""
     claimed_set, true_set = set(claimed), set(truth)
-    return _scores(len(claimed_set), len(true_set), len(claimed_set & true_set))
+    correct = claimed_set & true_set
+    if backed is not None:
+        correct = {pair for pair in correct if backed(pair)}
+    return _scores(len(claimed_set), len(true_set), len(correct))
 
 
 def code_scores(

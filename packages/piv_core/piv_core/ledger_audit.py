@@ -8,10 +8,12 @@ the period (``outside_period``) are left out of the figures; `audit_rows` does t
 A reply is parsed when its last ``<answer>`` block holds a JSON object whose ``faults`` is a
 fault map (`piv_core.audit`); otherwise every score is 0, ``parsed`` included. A figure that
 is missing or not an exact cent amount is simply wrong. A task may also ask for one figure per
-row (`Scheme.row_key`: a map {txn_id: amount} in the answer), each graded like a label once its
-row is reconciled: the amount right, and the row's codes in the fault map non-empty exactly when
-it has a fault (a row listed with ``[]`` is not flagged); `worksheet` is the closing of such a
-task's prompt, each row's line ending on its `verdict`. Grading never raises on a reply (only on
+row (`Scheme.row_key`: a map {txn_id: amount} in the answer). Then only corrections earn: each
+row that has a fault is graded like a label, right when its amount is and the fault map lists it
+with a code (a row listed with ``[]`` is not flagged), a row without one is not graded, and a
+fault pair counts as found only when its row's amount is right, so that neither the books' column
+copied nor flags without the working earn anything; `worksheet` is the closing of such a task's
+prompt, each row's line ending on its `verdict`. Grading never raises on a reply (only on
 a key that asks for no graded figure), and a reply is parsed once however many rewards and
 metrics grade it. Each environment keeps its own names for the shared metrics
 (`Scheme.metric_names`).
@@ -250,11 +252,13 @@ class Scheme:
     ) -> Grade:
         """Score `reply` against the figures asked for (cents by label) and the fault key.
 
-        Only the labels in `figures` were asked for; of those, the ones in `graded` are graded,
-        and so is each per-row figure of `rows` ({txn_id: cents}, when the task asks for them):
-        a row's figure is right when the amount is and the reply's fault map lists the row
-        exactly when the key does (with any codes: the codes are the audit's to grade), so that
-        neither copying the books' column nor flagging every row earns the rows without the audit.
+        Only the labels in `figures` were asked for; of those, the ones in `graded` are graded.
+        When the task asks for per-row figures (`rows`, {txn_id: cents}), each row the key faults
+        is graded too, right when its amount is and the reply's fault map lists it (with any
+        codes: the codes are the audit's to grade); a row without a fault is not graded, and a
+        fault pair counts as found only when its row's amount is right (every pair listed still
+        counts against the precision). So neither copying the books' column nor flagging rows
+        without working their figures out earns anything.
         `partial` (partial credit per figure, off by default) makes ``figures_correct`` the share
         of the graded figures that are right instead of all or nothing.
         """
@@ -267,14 +271,16 @@ class Scheme:
         stated = answer.figures
         asked = rows or {}
         right = sum(stated[label] == figures[label] for label in graded)
+        count = len(graded)
+        backed = None
         if asked:
+            corrected = {txn for txn, cents in asked.items() if answer.rows.get(txn) == cents}
             flagged = {txn for txn, _ in answer.pairs}
-            right += sum(
-                answer.rows.get(txn) == cents and (txn in flagged) == bool(faults.get(txn))
-                for txn, cents in asked.items()
-            )
-        count = len(graded) + len(asked)
-        audit = pair_scores(answer.pairs, fault_pairs(faults))
+            faulty = [txn for txn in asked if faults.get(txn)]
+            right += sum(txn in corrected and txn in flagged for txn in faulty)
+            count += len(faulty)
+            backed = lambda pair: pair[0] in corrected  # noqa: E731 - a flag counts with its row's figure
+        audit = pair_scores(answer.pairs, fault_pairs(faults), backed)
         return Grade(
             figures_correct=right / count if partial else float(right == count),
             fault_audit=audit.f1,

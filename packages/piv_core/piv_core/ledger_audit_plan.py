@@ -2,8 +2,10 @@
 
 The ledger generators share the shape of their books: each row is a sale (``INV-`` numbers,
 consecutive) or a purchase (``PO-`` numbers, rising by uneven steps), an expected share of the
-rows carries a planted fault, and a duplicate is a later copy of another row's invoice. What a
-fault does to a row stays with each environment. Every helper draws from the `random.Random`
+rows carries a planted fault, and a duplicate is a later copy of another row's invoice; a
+figure keyed wrong (`keyed_wrong`) is slipped the way hands slip, and one that a rounding of the
+books' figure would undo (`undone_by_rounding`) is one a shortcut could fix without the work. What
+a fault does to a row stays with each environment. Every helper draws from the `random.Random`
 it is handed in a fixed order, so a generator that uses them stays a pure function of its seed.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from datetime import date, timedelta
+from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
 from typing import Any, TypeVar
 
 SALE, PURCHASE = "sale", "purchase"
@@ -31,6 +34,16 @@ RowT = TypeVar("RowT", bound=Any)
 def pick(rng: random.Random, options: Sequence[T]) -> T:
     """One of `options`, uniformly (one draw)."""
     return options[int(rng.random() * len(options))]
+
+
+def drawn_share(rng: random.Random, shares: Sequence[tuple[T, float]]) -> T:
+    """One of `shares`' options, each drawn with its share (the shares sum to 1; one draw)."""
+    u = rng.random()
+    for option, share in shares:
+        if u < share:
+            return option
+        u -= share
+    return shares[-1][0]
 
 
 def check_rows(num_rows: int, minimum: int, knob: str) -> None:
@@ -91,3 +104,22 @@ def plant_duplicates(rng: random.Random, rows: list[RowT], slots: list[int], las
         rows[slot] = source._replace(date=later)
     order = sorted(range(len(rows)), key=lambda i: (rows[i].date, i in copies, i))
     return [rows[i] for i in order]
+
+
+def keyed_wrong(rng: random.Random, amount: Decimal) -> Decimal:
+    """`amount` keyed wrong: two adjacent different digits swapped, or one digit mistyped (never
+    `amount` itself)."""
+    text = f"{amount:.2f}"
+    swaps = [i for i in range(len(text) - 1) if (text[i] + text[i + 1]).isdigit() and text[i] != text[i + 1]]
+    if swaps and rng.random() < 0.5:
+        i = pick(rng, swaps)
+        return Decimal(text[:i] + text[i + 1] + text[i] + text[i + 2 :])
+    i = pick(rng, [i for i, ch in enumerate(text) if ch.isdigit()])
+    digit = (int(text[i]) + 1 + int(rng.random() * 9)) % 10
+    return Decimal(text[:i] + str(digit) + text[i + 1 :])
+
+
+def undone_by_rounding(wrong: Decimal, right: Decimal) -> bool:
+    """Whether cutting or rounding `wrong` to whole dollars gives `right`: a wrong figure that a
+    glance at the books would put right, without the working."""
+    return any(wrong.quantize(Decimal(1), rounding=how) == right for how in (ROUND_DOWN, ROUND_HALF_UP))
