@@ -190,7 +190,8 @@ def worksheet(rows: Sequence[Row], labels: Sequence[str]) -> str:
         check = verdict(f"Recorded gst {row.gst}", "correct GST", code)
         lines.append(f"{row.txn_id}: {row.category} is {treatment}. {work} {check}")
     asked = {label: _SUMMED[label] for label in LABELS if label in labels}
-    return ledger_worksheet(lines, asked, ROW_KEY, [row.txn_id for row in rows], "correct GST")
+    stated = {row.txn_id: "0.00" for row in rows if _treatment(row.category) != "taxable"}
+    return ledger_worksheet(lines, asked, ROW_KEY, [row.txn_id for row in rows], "correct GST", stated)
 
 
 def _focused(codes: Sequence[str], labels: Sequence[str], rows: bool = False) -> str:

@@ -44,6 +44,8 @@ class Key:
     balances: dict[str, str]
     fixes: tuple[Fix, ...]
     end: dt.date
+    located_credit: bool = False
+    """Score as a policy stating `render.LOCATED_SCORE` says (the low rungs): see `scorer`."""
 
     @property
     def accounts(self) -> list[str]:
@@ -80,12 +82,13 @@ def project(w: World) -> Projection:
 
 
 def key_of(answered: Answered) -> Key:
-    """The scorer's key."""
+    """The scorer's key; the score it keys is the one the world's policy states."""
     return Key(
         answered.files[render.LEDGER],
         dict(answered.balances),
         tuple(answered.fixes),
         dt.date.fromisoformat(answered.period_end),
+        f"\n{render.LOCATED_SCORE}" in answered.files.get("policy.md", ""),
     )
 
 

@@ -34,7 +34,7 @@ from beancount_ledger.limits import (
 )
 
 GENERATOR_VERSION = 4
-SCORER_CONTRACT = 5
+SCORER_CONTRACT = 6
 EPISODE_CONTRACT = 7
 
 

@@ -205,6 +205,7 @@ def key_json(key: Key) -> dict[str, Any]:
             for f in key.fixes
         ],
         "end": key.end.isoformat(),
+        "located_credit": key.located_credit,
     }
 
 
@@ -213,7 +214,8 @@ def key_from_json(value: dict[str, Any]) -> Key:
         Fix(f["kind"], f["ref"], date.fromisoformat(f["date"]), {a: Decimal(v) for a, v in f["fix"].items()})
         for f in value["fixes"]
     )
-    return Key(value["original"], value["balances"], fixes, date.fromisoformat(value["end"]))
+    end = date.fromisoformat(value["end"])
+    return Key(value["original"], value["balances"], fixes, end, bool(value.get("located_credit")))
 
 
 # ---- run in the worker ----

@@ -4,18 +4,18 @@ A level is applied on top of the selectors: ``selectors=["train:0-99"], level=1`
 ``train:0:level1`` .. ``train:99:level1``, each keyed by its own selector (so a rung never serves
 another rung's world, nor the unlevelled one) and drawn from its split's years. Rung 1 is a short
 month with a single discrepancy, its kind drawn per world; rung 2 a short month with three; rung 3
-the standard month (all five standard kinds); rung 4 the hard month (eight kinds and decoys). The
-policy and the prompt describe the score the same way at every rung: the share of discrepancies
-corrected, whatever their number. The shipped world and the ``:hard`` selectors name their own
+the standard month (all five standard kinds); rung 4 the hard month (eight kinds and decoys). Rungs 3
+and 4 keep the seed's score; rungs 1 and 2 (`world.Profile.located_credit`) also credit a discrepancy
+located and each account it put wrong set right, and their policy says so (`scorer`), so that the books
+left alone score 0 and a partial correction more. The shipped world and the ``:hard`` selectors name their own
 profile and take no level.
 
 Rung 1 is also served its own prompt and tool surface (`tools.SURFACES["append"]`): the prompt names
 each file, says that one statement line is booked wrongly and what its correction is, and its
 user message quotes the ledger, statement, archive and policy as given; the tools are read_file,
 run_beancount, write_ledger, book_correction (one correcting transaction from its date, ref, amount
-and two accounts, appended to the ledger and checked as a whole: `correction`) and submit. The key,
-the policy and the score are the same as at every rung. Every other world is served the six tools
-and the common prompt.
+and two accounts, appended to the ledger and checked as a whole: `correction`) and submit. Every
+other world is served the six tools and the common prompt.
 """
 
 from __future__ import annotations

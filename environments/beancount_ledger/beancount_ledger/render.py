@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (model-facing prose)
 """What the bookkeeper sees of a `World`: the eight public files, in beancount syntax and CSV.
 
 `entry_text` writes one transaction (the golden ledger's corrections too, `answer.py`). Every
@@ -97,6 +98,41 @@ def archive_csv(world: World) -> str:
     )
 
 
+LOCATED_SCORE = "- Score = 0.2 x (share of discrepancies located"
+"""How a policy that credits located discrepancies states its score (`World.located_credit`); the
+scorer's key reads the policy for it."""
+
+
+def score_rule(world: World) -> str:
+    """The policy's statement of the score: the seed's rule, or at the low rungs the one that also
+    credits a discrepancy located and each account it put wrong set right."""
+    charges = (
+        "minus 0.1 for each existing record changed or removed (a changed record that keeps its `bank_ref`,\n"
+        "  or its date when it has no `bank_ref`, is charged once; otherwise its new version also counts as a\n"
+        "  new transaction), each new transaction that does not correct a discrepancy (one without the `bank_ref`\n"
+        "  of a statement line that needed correcting"
+    )
+    rest = (
+        "each `pad` or other non-transaction directive added (except\n"
+        "  `balance` and `note`), and each account opened that is not in `accounts.csv`; never below 0."
+    )
+    untouched = "a balance reached by a plug, an edit, a deletion or a `pad`\n  earns nothing"
+    if not world.located_credit:
+        return f"""- Score = 0.5 x (share of accounts in `accounts.csv` whose balance at {world.end} is exactly right and
+  that no penalised change below touches: {untouched}) + 0.5 x (share of discrepancies corrected as described above),
+  {charges}, or one of the entries carrying such a `bank_ref` that
+  together do not net to its correction), {rest}"""
+    return (
+        f"{LOCATED_SCORE}: a new transaction dated with the `date` of the statement line it\n"
+        "  concerns and carrying its `bank_ref`, whatever its amounts) + 0.3 x (share of the accounts whose balance\n"
+        f"  at {world.end} the discrepancies put wrong that are exactly right and that no penalised change below\n"
+        f"  touches: {untouched}) + 0.5 x (share of discrepancies corrected as described above),\n"
+        f"  {charges}), {rest}\n"
+        "  Entries carrying the `bank_ref` of a statement line that needed correcting are never charged, whatever\n"
+        "  their amounts. Leaving the books as they are scores 0."
+    )
+
+
 def policy_md(world: World) -> str:
     month = f"{world.start:%B %Y}"
     # Hard worlds book a second copy of a payment without its bank_ref: the rule that dates and tags it.
@@ -140,15 +176,7 @@ correct the books, and deliver the corrected `ledger.beancount` with `write_ledg
 - The ledger must load in beancount with no errors at all, every amount must be in {CURRENCY} with no
   price or cost, and every transaction must sum to exactly zero; otherwise the result scores 0. A ledger
   with a `plugin`, `include`, `document` or disallowed `option` directive is never loaded and scores 0.
-- Score = 0.5 x (share of accounts in `accounts.csv` whose balance at {world.end} is exactly right and
-  that no penalised change below touches: a balance reached by a plug, an edit, a deletion or a `pad`
-  earns nothing) + 0.5 x (share of discrepancies corrected as described above),
-  minus 0.1 for each existing record changed or removed (a changed record that keeps its `bank_ref`,
-  or its date when it has no `bank_ref`, is charged once; otherwise its new version also counts as a
-  new transaction), each new transaction that does not correct a discrepancy (one without the `bank_ref`
-  of a statement line that needed correcting, or one of the entries carrying such a `bank_ref` that
-  together do not net to its correction), each `pad` or other non-transaction directive added (except
-  `balance` and `note`), and each account opened that is not in `accounts.csv`; never below 0.
+{score_rule(world)}
 - The latest ledger accepted by `write_ledger` is the one scored, whether or not you call `submit`.
   If no ledger was ever written, the score is 0.
 """

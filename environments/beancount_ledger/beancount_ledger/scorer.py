@@ -23,6 +23,14 @@
 
 reward = max(0, 0.5 * balances + 0.5 * resolved - 0.1 * penalties).
 
+At the low rungs (a key with `located_credit`, whose policy states it) the score is instead
+max(0, 0.2 * located + 0.3 * affected + 0.5 * resolved - 0.1 * penalties): `located` = share of
+planted discrepancies with a new entry dated on their line and carrying its ref, whatever its
+amounts; `affected` = share of the accounts the discrepancies put wrong (whose balance in the given
+ledger differs from the expected one) that are exactly right and untouched by a penalised change;
+entries carrying a planted ref are never charged. So the books left alone score 0 and locating the
+line already earns something.
+
 `score` runs in the caller's process and is what the sandbox worker runs; the reward and the
 tools never call it directly on model text (see `isolated.py`).
 """
@@ -63,6 +71,10 @@ class Score:
     invented: int = 0
     error: str | None = None
     """Why the ledger could not be scored at all (the sandbox's failure); reward 0."""
+    located: list[str] = field(default_factory=list)
+    """The planted refs with a new entry dated on their line (scored only under `located_credit`)."""
+    affected_hit: int = 0
+    affected_total: int = 0
 
     def metrics(self) -> dict[str, float]:
         return {
@@ -75,6 +87,8 @@ class Score:
             "penalty_fabricated": float(self.fabricated),
             "penalty_invented": float(self.invented),
             "scorer_error": float(self.error is not None),
+            "discrepancies_located": len(self.located) / self.plants if self.plants else 0.0,
+            "affected_balances_hit": self.affected_hit / self.affected_total if self.affected_total else 0.0,
         }
 
 
@@ -136,11 +150,18 @@ def _recorded(loaded: gate.Loaded) -> list[Any]:
 
 
 @lru_cache(maxsize=64)
-def _original(text: str) -> tuple[Counter, frozenset[type]]:
+def _original(text: str, end: date) -> tuple[Counter, frozenset[type], dict[str, Decimal]]:
+    """The given ledger's records by fingerprint, its entry types, and its totals by account at `end`."""
     loaded = gate.load(text)
     if not loaded.ok:
         raise ValueError(f"the original ledger does not load: {loaded.refused or loaded.errors[0]}")
-    return Counter(_fingerprint(e) for e in _recorded(loaded)), frozenset(type(e) for e in loaded.entries)
+    totals: dict[str, Decimal] = defaultdict(Decimal)
+    for entry in loaded.entries:
+        if isinstance(entry, data.Transaction) and entry.date <= end:
+            for p in entry.postings:
+                totals[p.account] += p.units.number
+    fingerprints = Counter(_fingerprint(e) for e in _recorded(loaded))
+    return fingerprints, frozenset(type(e) for e in loaded.entries), dict(totals)
 
 
 def _net(txns: list[data.Transaction]) -> dict[str, Decimal]:
@@ -175,7 +196,7 @@ def score(text: str | None, key: Key) -> Score:
             for p in entry.postings:
                 totals[p.account] += p.units.number
 
-    original, _ = _original(key.original)
+    original, _, given = _original(key.original, key.end)
     recorded = [(e, _fingerprint(e)) for e in _recorded(loaded)]
     seen = Counter(fp for _, fp in recorded)
     removed = original - seen
@@ -224,18 +245,33 @@ def score(text: str | None, key: Key) -> Score:
                     result.fabricated += 1
     for fix in key.fixes:
         group = groups.get(fix.ref, [])
+        if any(entry.date == fix.date for entry in group):
+            result.located.append(fix.ref)
         if _net(group) != fix.fix:
             # Entries carrying the line's ref that do not net to its fix correct nothing.
-            result.fabricated += max(0, len(group) - replaced[fix.ref])
+            if not key.located_credit:
+                result.fabricated += max(0, len(group) - replaced[fix.ref])
             tainted |= {a for e in group for a in _within(e, key.end)}
         elif len(group) == 1 and group[0].date == fix.date:
             result.resolved.append(fix.ref)
 
-    result.balances_hit = sum(totals[a] == Decimal(v) and a not in tainted for a, v in key.balances.items())
-    value = (
-        Decimal("0.5") * Decimal(result.balances_hit) / Decimal(result.balances_total)
-        + Decimal("0.5") * Decimal(len(result.resolved)) / Decimal(result.plants)
-        - PENALTY * (result.damaged + result.fabricated + result.invented)
-    )
+    right = {a for a, v in key.balances.items() if totals[a] == Decimal(v) and a not in tainted}
+    result.balances_hit = len(right)
+    affected = [a for a, v in key.balances.items() if given.get(a, Decimal(0)) != Decimal(v)]
+    result.affected_total, result.affected_hit = len(affected), len(right.intersection(affected))
+    penalties = PENALTY * (result.damaged + result.fabricated + result.invented)
+    if key.located_credit:
+        value = (
+            Decimal("0.2") * Decimal(len(result.located)) / Decimal(result.plants)
+            + Decimal("0.3") * Decimal(result.affected_hit) / Decimal(max(1, result.affected_total))
+            + Decimal("0.5") * Decimal(len(result.resolved)) / Decimal(result.plants)
+            - penalties
+        )
+    else:
+        value = (
+            Decimal("0.5") * Decimal(result.balances_hit) / Decimal(result.balances_total)
+            + Decimal("0.5") * Decimal(len(result.resolved)) / Decimal(result.plants)
+            - penalties
+        )
     result.reward = float(max(Decimal(0), value).quantize(Decimal("0.000001")))
     return result

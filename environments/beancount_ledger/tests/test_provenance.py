@@ -45,12 +45,12 @@ def test_the_forged_lineno_plug_earns_nothing(name):
     for family in FORGED:
         attempt = attacks.ATTACKS[family](w)
         result = scorer.score(attempt.text, key)
-        assert result.reward == 0.0 < untouched, family
+        assert result.reward == 0.0 <= untouched, family
         assert result.refused and "is reserved by beancount (line " in result.refused, result.refused
     # The same plug without the forged key is the ledger's own entry: a plug, penalised as one.
     plain = attacks.ATTACKS["forged_lineno_plug"](w).text.replace("\n  lineno: ", "\n  note: ", 1)
     result = scorer.score(plain, key)
-    assert result.loaded and result.fabricated >= 2 and result.reward < untouched
+    assert result.loaded and result.fabricated >= 2 and (result.reward < untouched or result.reward == 0.0)
     assert result.reward <= entitled(w) + attacks.EPSILON
 
 

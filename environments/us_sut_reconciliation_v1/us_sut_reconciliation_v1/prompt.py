@@ -383,7 +383,8 @@ def worksheet(rows: Sequence[Row], figures: Sequence[str], business_zip: str) ->
         check = verdict(f"Recorded tax {row.tax}", "correct tax", code)
         lines.append(f"{row.txn_id}: {row.category} is {status}. {work} {check}")
     asked = {name: _SUMMED[name] for name in FIGURES if name in figures}
-    return ledger_worksheet(lines, asked, ROW_KEY, [row.txn_id for row in rows], "correct tax")
+    stated = {row.txn_id: "0.00" for row in rows if row.kind == SALE and is_exempt(row)}
+    return ledger_worksheet(lines, asked, ROW_KEY, [row.txn_id for row in rows], "correct tax", stated)
 
 
 def user_prompt(

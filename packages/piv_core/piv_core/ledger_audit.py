@@ -127,17 +127,23 @@ def verdict(recorded: str, figure: str, code: str) -> str:
 
 
 def worksheet(
-    row_lines: Sequence[str], labels: Mapping[str, str], row_key: str, txn_ids: Sequence[str], figure: str
+    row_lines: Sequence[str],
+    labels: Mapping[str, str],
+    row_key: str,
+    txn_ids: Sequence[str],
+    figure: str,
+    stated: Mapping[str, str] = MappingProxyType({}),
 ) -> str:
     """The closing part of a user prompt that asks for every row's figure: the environment's line
     per row (`row_lines`, each with ``<...>`` left to fill in, ending on its `verdict`), then the
     answer line with the labels asked and the rows' ids in place, every figure a placeholder (each
     label's saying how it is worked out from the rows: `labels` maps it to those words) and every
     row's faults the ones its line found (`figure`: what a row's figure is, e.g. ``correct GST``).
-    All of it is one block to copy, the answer line straight after the rows, so that it is the
-    last thing written."""
+    A row whose line states its figure outright (`stated`, {txn_id: figure as written}, e.g. 0.00 for
+    a GST-free sale) has that figure in place in the answer line too. All of it is one block to
+    copy, the answer line straight after the rows, so that it is the last thing written."""
     figures = "".join(f'"{label}": "<{label}: {how}>", ' for label, how in labels.items())
-    per_row = ", ".join(f'"{txn}": "<{figure} of {txn}>"' for txn in txn_ids)
+    per_row = ", ".join(f'"{txn}": "{stated.get(txn, f"<{figure} of {txn}>")}"' for txn in txn_ids)
     faults = ", ".join(f'"{txn}": <faults of {txn}>' for txn in txn_ids)
     answer = f'<answer>{{{figures}"{row_key}": {{{per_row}}}, "faults": {{{faults}}}}}</answer>'
     return (

@@ -17,7 +17,8 @@ distribution's code, so a registration is refused, with one line naming its dist
 other claimant's, for a contest), and the other environments go on working, when:
 
 - importing or reading it raises anything at all (`SystemExit` and `KeyboardInterrupt` included),
-  or does not finish within `LOAD_TIMEOUT_S` (it is loaded in a daemon thread, left behind);
+  or does not finish within `LOAD_TIMEOUT_S` (it is loaded in a daemon thread, left behind, after
+  `SHARED_IMPORTS` are imported in the calling thread);
 - its object does not meet `EnvironmentPlugin`;
 - two distributions claim its id: both are refused, never the first one found kept (one
   distribution seen twice on the path, same name and same entry point, registers once);
@@ -35,6 +36,7 @@ changes which environment a request reaches.
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
 import operator
 import re
@@ -49,8 +51,14 @@ from piv_core.policy import SOLVER_NAMES, NoisyPolicy, Policy
 
 ENTRY_POINT_GROUP = "piv.environments"
 
-LOAD_TIMEOUT_S = 10.0
-"""The longest one environment's registration may take to import and read before it is refused."""
+LOAD_TIMEOUT_S = 60.0
+"""The longest one environment's registration may take to import and read before it is refused: a
+bound on a registration that hangs, wide enough for a legitimate one's own imports (pyproj,
+beancount) on a machine whose cores are all busy."""
+SHARED_IMPORTS = ("verifiers.v1",)
+"""What every environment's registration imports, imported in the calling thread before any
+registration is loaded: its cost is not the registration's, and a registration left behind by the
+timeout can never be half-way through importing it when the command imports it too."""
 
 SHOWN_CHARS = 80
 """How much of a plugin-supplied text (a mark, an error message) a refusal line quotes."""
@@ -309,7 +317,14 @@ def _items(value: Any) -> list[Any] | None:
     return list(value) if isinstance(value, Sequence) and not isinstance(value, str | bytes) else None
 
 
+def _import_shared() -> None:
+    for name in SHARED_IMPORTS:
+        importlib.import_module(name)
+
+
 def _load_claim(claim: Claim, timeout: float) -> Registration:
+    _import_shared()
+
     def work() -> Registration | list[str]:
         return _snapshot(claim.entry.load(), claim.env_id)
 

@@ -154,29 +154,39 @@ def _row_reply(rows, faults=ROW_FAULTS, a="1.00"):
     return f"<answer>{json.dumps({'A': a, 'tax': rows, 'faults': faults})}</answer>"
 
 
-def test_a_row_figure_counts_with_its_amount_right_and_its_row_flagged_exactly_when_faulty():
+def test_only_corrections_count_a_faulty_rows_figure_with_its_flag_and_a_flag_with_its_figure():
     right = {"T1": "5.00", "T2": "0.00", "T3": "12.00"}
     grade = lambda reply: ROWS_SCHEME.grade(reply, {"A": 100}, ROW_FAULTS, True, ROW_KEY)  # noqa: E731
-    assert grade(_row_reply(right)).figures_correct == 1.0
+    assert grade(_row_reply(right)) == (1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
     assert grade(_row_reply({**right, "T9": "1.00"})).figures_correct == 1.0  # rows not asked: ignored
-    assert grade(_row_reply({**right, "T3": "12.01"})).figures_correct == pytest.approx(0.75)
-    # The faulted row unflagged, or flagged with another code, or a clean row flagged.
-    assert grade(_row_reply(right, {})).figures_correct == pytest.approx(0.75)
-    assert grade(_row_reply(right, {"T2": ["y"]})).figures_correct == 1.0  # the codes are the audit's
-    assert grade(_row_reply(right, {"T2": ["x"], "T1": ["y"]})).figures_correct == pytest.approx(0.75)
-    assert (
-        grade(_row_reply(right, {"T2": ["x"], "T1": []})).figures_correct == 1.0
-    )  # an empty list flags nothing
-    # Every row flagged, or none: the rows the verdict gets wrong never count, whatever the amount.
-    everything = {txn: ["x", "y"] for txn in ROW_KEY}
-    assert grade(_row_reply(right, everything)).figures_correct == pytest.approx(0.5)
+    # Graded: A and the faulty row T2; a clean row's figure is not.
+    assert grade(_row_reply({**right, "T3": "12.01"})).figures_correct == 1.0
+    off = grade(_row_reply({**right, "T2": "0.01"}))
+    assert off.figures_correct == pytest.approx(0.5) and off.fault_audit == 0.0  # the flag is not backed
+    # The faulted row unflagged costs its share; its codes are the audit's; a clean row flagged costs
+    # only the audit's precision.
+    assert grade(_row_reply(right, {})).figures_correct == pytest.approx(0.5)
+    other = grade(_row_reply(right, {"T2": ["y"]}))
+    assert other.figures_correct == 1.0 and other.fault_audit == 0.0
+    extra = grade(_row_reply(right, {"T2": ["x"], "T1": ["y"]}))
+    assert extra.figures_correct == 1.0 and extra.fault_precision == pytest.approx(0.5)
+    assert grade(_row_reply(right, {"T2": ["x"], "T1": []})).fault_audit == 1.0  # an empty list flags nothing
+    # Every row flagged with every code: the rows' share is whole, the audit's precision is not.
+    everything = grade(_row_reply(right, {txn: ["x", "y"] for txn in ROW_KEY}))
+    assert everything.figures_correct == 1.0 and everything.fault_precision == pytest.approx(1 / 6)
     for bad in ("5.00", ["5.00"], None, 7):
         scored = grade(_row_reply(bad))
-        assert scored.parsed == 1.0 and scored.figures_correct == pytest.approx(0.25)
+        assert (
+            scored.parsed == 1.0
+            and scored.figures_correct == pytest.approx(0.5)
+            and scored.fault_audit == 0.0
+        )
+    # The books copied (the faulty row's recorded figure, unflagged) earns only what A earns.
+    assert grade(_row_reply({**right, "T2": "3.00"}, {})).figures_correct == pytest.approx(0.5)
     # All or nothing unless partial; without rows the scheme grades as before.
     assert (
         ROWS_SCHEME.grade(
-            _row_reply({**right, "T1": "0"}), {"A": 100}, ROW_FAULTS, False, ROW_KEY
+            _row_reply({**right, "T2": "0.01"}), {"A": 100}, ROW_FAULTS, False, ROW_KEY
         ).figures_correct
         == 0.0
     )
@@ -210,4 +220,7 @@ def test_any_row_map_grades_without_raising_and_credits_a_row_only_for_its_exact
     from piv_core.money import parse_cents
 
     exact = {txn for txn, cents in ROW_KEY.items() if txn in stated and parse_cents(stated[txn]) == cents}
-    assert grade.figures_correct <= (1 + len(exact)) / 4
+    faulty = set(ROW_FAULTS)
+    assert grade.figures_correct <= (1 + len(exact & faulty)) / (1 + len(faulty))
+    if not exact & faulty:
+        assert grade.fault_audit == 0.0  # a flag counts only with its row's exact figure

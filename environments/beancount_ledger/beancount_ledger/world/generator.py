@@ -425,4 +425,5 @@ def generate(
         plants=planted,
         bank_opening=m.book_bank + m.prior_chq[1],
         hard=profile.hard,
+        located_credit=profile.located_credit,
     )

@@ -157,6 +157,8 @@ class World:
     bank_opening: Decimal
     hard: bool = False
     """Its policy states the rule for untagged bank entries (the hard profile's subtler kinds)."""
+    located_credit: bool = False
+    """Its policy states the score that credits located discrepancies (`Profile.located_credit`)."""
 
     @property
     def bank_lines(self) -> list[BankLine]:

@@ -25,6 +25,10 @@ class Profile:
     """When set, only this many of `kinds` are planted, drawn per world."""
     decoys: bool = False
     """Two customers pay invoices of the same amount, and two cheques are not yet presented."""
+    located_credit: bool = False
+    """The score also credits a discrepancy located (a new entry dated on its line with its ref) and
+    each account it put wrong set right, and never charges an entry carrying a line's ref: a rung
+    below the seed's month, where a partial correction must earn more than the books left alone."""
 
     @property
     def hard(self) -> bool:
@@ -35,8 +39,8 @@ class Profile:
 STANDARD = Profile("standard", ((4, 6), (4, 6), (11, 16), (9, 13), (9, 13), (8, 12)), PLANT_KINDS)
 HARD = Profile("hard", ((5, 7), (5, 7), (17, 21), (13, 16), (14, 17), (13, 16)), HARD_KINDS, decoys=True)
 SHORT = ((3, 4), (3, 4), (5, 7), (4, 6), (4, 6), (4, 5))
-SINGLE = Profile("single", SHORT, PLANT_KINDS, choose=1)
+SINGLE = Profile("single", SHORT, PLANT_KINDS, choose=1, located_credit=True)
 """A short month with one discrepancy, its kind drawn from the five standard ones."""
-THREE = Profile("three", SHORT, PLANT_KINDS, choose=3)
+THREE = Profile("three", SHORT, PLANT_KINDS, choose=3, located_credit=True)
 """A short month with three of the five standard kinds."""
 PROFILES = {p.name: p for p in (SINGLE, THREE, STANDARD, HARD)}

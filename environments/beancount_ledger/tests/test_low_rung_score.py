@@ -1,0 +1,80 @@
+"""What rungs 1 and 2 pay for: locating a discrepancy and setting right what it put wrong, so that the
+books left alone (or nothing written) score 0, a booking of the right line at a wrong amount earns
+more, every honest partial correction more again, and no wholesale booking of statement lines pays.
+Rungs 3 and 4 keep the seed's score, stated in the same words as before."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from decimal import Decimal
+
+import pytest
+from beancount_ledger import render
+from beancount_ledger.answer import correction_entry, golden_ledger, key_of
+from beancount_ledger.scorer import score
+from beancount_ledger.taskset import make_task_data
+
+SEEDS = range(12)
+
+
+def _with(ledger: str, *fixes) -> str:
+    return ledger + "".join(f"\n\n{render.entry_text(correction_entry(fix))}\n" for fix in fixes)
+
+
+def _statement_refs(data) -> list[tuple[str, str]]:
+    """(ref, date) of every bank statement line."""
+    rows = data.files["bank_statement.csv"].splitlines()[1:]
+    header = data.files["bank_statement.csv"].splitlines()[0].split(",")
+    at = {name: header.index(name) for name in ("ref", "date")}
+    return [(row.split(",")[at["ref"]], row.split(",")[at["date"]]) for row in rows if row]
+
+
+@pytest.mark.parametrize("level", [1, 2])
+def test_the_reward_orders_behaviour_at_the_low_rungs(level):
+    for n in SEEDS:
+        data = make_task_data(f"dev:{n}:level{level}")
+        key = key_of(data)
+        assert key.located_credit and render.LOCATED_SCORE in data.files["policy.md"]
+        given = key.original
+        untouched, nothing = score(given, key).reward, score(None, key).reward
+        assert untouched == nothing == 0.0
+        assert score(golden_ledger(data), key).reward == 1.0
+        fix = data.fixes[0]
+        doubled = dataclasses.replace(fix, fix={a: v * 2 for a, v in fix.fix.items()})
+        wrong_amount = score(_with(given, doubled), key).reward
+        assert wrong_amount > untouched, n
+        partial = [score(_with(given, *data.fixes[:k]), key).reward for k in range(1, len(data.fixes))]
+        assert all(wrong_amount < r < 1.0 for r in partial) and partial == sorted(partial), (n, partial)
+        one_right = score(_with(given, fix), key).reward
+        assert one_right > wrong_amount, n
+
+
+@pytest.mark.parametrize("level", [1, 2])
+def test_booking_statement_lines_wholesale_pays_nothing(level):
+    """A token booking carrying each statement line's ref, on every line or on every line but the
+    planted ones, earns at most what locating one discrepancy is worth, and usually nothing."""
+    for n in SEEDS:
+        data = make_task_data(f"dev:{n}:level{level}")
+        key = key_of(data)
+        planted = {fix.ref for fix in data.fixes}
+        accounts = list(key.balances)
+        for which in ("every line", "the clean lines"):
+            entries = []
+            for ref, day in _statement_refs(data):
+                if which == "the clean lines" and ref in planted:
+                    continue
+                legs = f"  {accounts[0]}  1.00 AUD\n  {accounts[1]}  -1.00 AUD"
+                entries.append(f'{day} * "Check"\n  bank_ref: "{ref}"\n{legs}')
+            text = key.original + "\n\n" + "\n\n".join(entries) + "\n"
+            assert score(text, key).reward <= 0.2 / len(data.fixes) + 1e-9, (n, which)
+
+
+@pytest.mark.parametrize("level", [3, 4])
+def test_the_seeds_months_keep_the_seeds_score(level):
+    data = make_task_data(f"dev:0:level{level}")
+    policy = data.files["policy.md"]
+    assert not key_of(data).located_credit and render.LOCATED_SCORE not in policy
+    assert re.search(r"- Score = 0\.5 x \(share of accounts in `accounts.csv`", policy)
+    given = key_of(data).original
+    assert Decimal(str(score(given, key_of(data)).reward)) > 0  # the seed's score pays the books left alone
