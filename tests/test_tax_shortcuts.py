@@ -1,0 +1,103 @@
+"""What the tax environments' rewards pay at every rung: no rule over surface features earns as much
+as an honest audit that errs on 3 rows in 10, nor half the oracle's; the answers that skip the work
+stay below an honest audit erring on every other row; and an honest audit's reward falls as it errs
+more.
+
+The shortcut search fits decision tables over the features each environment's `shortcuts` surface
+reads on the train split and judges them on the eval split (`piv_core.shortcuts.search`)."""
+
+from __future__ import annotations
+
+import random
+from types import SimpleNamespace
+
+import pytest
+from au_bas_reconciliation_v1 import baselines as au_baselines
+from au_bas_reconciliation_v1 import levels as au_levels
+from au_bas_reconciliation_v1 import shortcuts as au_shortcuts
+from au_bas_reconciliation_v1 import taskset as au_taskset
+from piv_core.shortcuts import MOVES, conversation_of, held_out_mean, policy_mean, search
+from piv_core.testing import score_reply
+from us_sut_reconciliation_v1 import baselines as us_baselines
+from us_sut_reconciliation_v1 import levels as us_levels
+from us_sut_reconciliation_v1 import shortcuts as us_shortcuts
+from us_sut_reconciliation_v1 import taskset as us_taskset
+
+ENVIRONMENTS = {
+    "au-bas": SimpleNamespace(
+        surface=au_shortcuts.AuBasSurface(),
+        weights=au_shortcuts.WEIGHTS,
+        config=au_taskset.AuBasConfig,
+        make=au_taskset.make_task_data,
+        task=au_taskset.AuBasTask,
+        baselines=au_baselines,
+        rungs=au_levels.RUNGS,
+    ),
+    "us-sut": SimpleNamespace(
+        surface=us_shortcuts.UsSutSurface(),
+        weights=us_shortcuts.WEIGHTS,
+        config=us_taskset.UsSutConfig,
+        make=us_taskset.make_task_data,
+        task=us_taskset.UsSutTask,
+        baselines=us_baselines,
+        rungs=us_levels.RUNGS,
+    ),
+}
+SAMPLES = {1: (40, 150), 2: (40, 150), 3: (30, 80), 4: (16, 40), 5: (8, 16), 6: (4, 8)}
+"""Tasks a rung's tables are fitted on and judged on (fewer where ledgers are long)."""
+CASES = [(name, level) for name, env in ENVIRONMENTS.items() for level in sorted(env.rungs)]
+
+
+def _tasks(env, level: int, split: str, count: int) -> list:
+    return [env.make(env.config(level=level, split=split), idx) for idx in range(count)]
+
+
+def _noisy(env, p: float):
+    rng = random.Random(7)
+    return lambda conversation: env.baselines.noisy(conversation, p, rng)
+
+
+def _degenerate(env) -> dict:
+    """Answers that skip the work, besides one move for every row (the books copied, zeros, every
+    row flagged with its own code or every code: `piv_core.shortcuts.MOVES`)."""
+    return {
+        "empty": lambda conversation: '<answer>{"faults": {}}</answer>',
+        "example copied": env.baselines.example,
+        "everything flagged": env.baselines.blanket,
+        "garbage": env.baselines.garbage,
+    }
+
+
+@pytest.mark.parametrize(("name", "level"), CASES)
+def test_no_rule_over_surface_features_pays_like_the_work(name, level):
+    env = ENVIRONMENTS[name]
+    fit, test = (_tasks(env, level, split, n) for split, n in zip(("train", "eval"), SAMPLES[level]))
+    found = search(env.surface, fit, test, depth=2 if level <= 3 else 1)
+    honest = policy_mean(env.surface, test, _noisy(env, 0.3))
+    assert found.mean <= min(honest, 0.5), (found, honest)
+
+
+@pytest.mark.parametrize(("name", "level"), CASES)
+def test_the_reward_orders_behaviour(name, level):
+    env = ENVIRONMENTS[name]
+    tasks = _tasks(env, level, "eval", SAMPLES[level][1])
+    noisy = [policy_mean(env.surface, tasks, _noisy(env, p)) for p in (0.0, 0.1, 0.3, 0.5)]
+    assert noisy[0] == pytest.approx(1.0) and noisy == sorted(noisy, reverse=True), noisy
+    floor = {what: policy_mean(env.surface, tasks, policy) for what, policy in _degenerate(env).items()}
+    floor |= {move: held_out_mean(env.surface, tasks, (), {(): move}) for move in MOVES}
+    assert max(floor.values()) < noisy[-1], (floor, noisy)
+
+
+@pytest.mark.parametrize("name", ENVIRONMENTS)
+def test_the_surface_scores_as_the_task_does(name):
+    env = ENVIRONMENTS[name]
+    assert {reward: getattr(env.task, reward)._vf_weight for reward in env.weights} == env.weights
+    for level in (1, 2, 4):
+        for data in _tasks(env, level, "eval", 5):
+            task, conversation = env.task(data), conversation_of(data)
+            replies = (
+                env.baselines.noisy(conversation, 0.3, random.Random(1)),
+                env.baselines.blanket(conversation),
+            )
+            for reply in replies:
+                assert env.surface.reward(data, reply) == pytest.approx(score_reply(task, reply).reward)
