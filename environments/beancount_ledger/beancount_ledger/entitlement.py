@@ -19,6 +19,11 @@ Definition. For a world with chart accounts A and plants P, and a claim (correct
   ``world.expected_balances()``;
 - entitlement = max(0, 0.5 x |{a in A: balance exact}| / |A| + 0.5 x |corrected| / |P|
   - 0.1 x violations), quantized to the millionth exactly as the reward is (so ``<=`` survives it).
+- On a world whose policy credits located discrepancies (the low rungs, `World.located_credit`) it is
+  max(0, 0.2 + 0.3 x |{a in W: balance exact}| / |W| + 0.5 x |corrected| / |P| - 0.1 x violations),
+  where W is the accounts the books as booked have wrong. The located share is granted whole: the
+  policy pays it for any entry dated on a planted line under its ref, whatever its amounts, so the
+  bound is exact on everything else.
 
 ``violations`` counts acts on the policy's penalty list (an existing record changed or removed, an added
 directive other than ``balance``/``note``, an account opened outside the chart, a new transaction that
@@ -75,12 +80,23 @@ def entitled(
         raise ValueError(f"not planted refs: {sorted(unknown)}")
     expected = world.expected_balances()
     got = balances(world, corrected | netted)
-    hit = sum(got[account] == value for account, value in expected.items())
-    value = (
-        Decimal("0.5") * hit / len(expected)
-        + Decimal("0.5") * len(corrected) / len(planted)
-        - PENALTY * violations
-    )
+    if world.located_credit:
+        booked = balances(world)
+        wrong = [account for account, value in expected.items() if booked[account] != value]
+        hit = sum(got[account] == expected[account] for account in wrong)
+        value = (
+            Decimal("0.2")
+            + Decimal("0.3") * hit / max(1, len(wrong))
+            + Decimal("0.5") * len(corrected) / len(planted)
+            - PENALTY * violations
+        )
+    else:
+        hit = sum(got[account] == value for account, value in expected.items())
+        value = (
+            Decimal("0.5") * hit / len(expected)
+            + Decimal("0.5") * len(corrected) / len(planted)
+            - PENALTY * violations
+        )
     return float(max(Decimal(0), value).quantize(QUANTUM))
 
 

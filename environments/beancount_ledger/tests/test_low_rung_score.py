@@ -10,8 +10,9 @@ import re
 from decimal import Decimal
 
 import pytest
-from beancount_ledger import render
+from beancount_ledger import keys, render
 from beancount_ledger.answer import correction_entry, golden_ledger, key_of
+from beancount_ledger.entitlement import entitled
 from beancount_ledger.scorer import score
 from beancount_ledger.taskset import make_task_data
 
@@ -78,3 +79,19 @@ def test_the_seeds_months_keep_the_seeds_score(level):
     assert re.search(r"- Score = 0\.5 x \(share of accounts in `accounts.csv`", policy)
     given = key_of(data).original
     assert Decimal(str(score(given, key_of(data)).reward)) > 0  # the seed's score pays the books left alone
+
+
+@pytest.mark.parametrize("level", [1, 2])
+def test_the_entitlement_oracle_bounds_the_low_rungs_by_their_own_score(level):
+    """Honest corrections of the first k discrepancies never score above what the oracle entitles
+    them to, the whole correction exactly that; the oracle reads the world, never the ledger."""
+    for n in SEEDS:
+        selector = f"dev:{n}:level{level}"
+        data, w = make_task_data(selector), keys.resolve(selector)
+        key = key_of(data)
+        refs = [fix.ref for fix in data.fixes]
+        for k in range(len(refs) + 1):
+            reward = score(_with(key.original, *data.fixes[:k]), key).reward
+            bound = entitled(w, refs[:k])
+            assert reward <= bound + 1e-9, (n, k, reward, bound)
+        assert score(golden_ledger(data), key).reward == entitled(w, refs) == 1.0
