@@ -9,6 +9,7 @@ reads on the train split and judges them on the eval split (`piv_core.shortcuts.
 from __future__ import annotations
 
 import random
+from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
 from types import SimpleNamespace
 
 import pytest
@@ -32,6 +33,7 @@ ENVIRONMENTS = {
         task=au_taskset.AuBasTask,
         baselines=au_baselines,
         rungs=au_levels.RUNGS,
+        taxable=lambda features: features["treatment"] == "taxable",
     ),
     "us-sut": SimpleNamespace(
         surface=us_shortcuts.UsSutSurface(),
@@ -41,6 +43,7 @@ ENVIRONMENTS = {
         task=us_taskset.UsSutTask,
         baselines=us_baselines,
         rungs=us_levels.RUNGS,
+        taxable=lambda features: not features["exempt_category"],
     ),
 }
 SAMPLES = {1: (40, 150), 2: (40, 150), 3: (30, 80), 4: (16, 40), 5: (8, 16), 6: (4, 8)}
@@ -101,3 +104,23 @@ def test_the_surface_scores_as_the_task_does(name):
             )
             for reply in replies:
                 assert env.surface.reward(data, reply) == pytest.approx(score_reply(task, reply).reward)
+
+
+@pytest.mark.parametrize(("name", "level"), [(name, level) for name in ENVIRONMENTS for level in (1, 2)])
+def test_at_the_sales_only_rungs_no_treatment_tells_a_faulty_row_and_no_rounding_undoes_one(name, level):
+    """A faulty row is as likely whatever its treatment, and no miscalculated tax is put right by
+    cutting or rounding the books' figure to whole dollars."""
+    env = ENVIRONMENTS[name]
+    faulty: dict[bool, list[bool]] = {True: [], False: []}
+    for data in _tasks(env, level, "train", 300):
+        for row in env.surface.glances(data):
+            taxable, is_faulty = env.taxable(row.features), row.txn_id in data.faults
+            faulty[taxable].append(is_faulty)
+            if taxable and is_faulty:
+                right = Decimal(data.row_figures[row.txn_id]).scaleb(-2)
+                undone = [
+                    row.recorded.quantize(Decimal(1), rounding=how) for how in (ROUND_DOWN, ROUND_HALF_UP)
+                ]
+                assert right not in undone, (row, right)
+    shares = {taxable: sum(flags) / len(flags) for taxable, flags in faulty.items()}
+    assert abs(shares[True] - shares[False]) < 0.1, shares

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import re
-from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
 
 import pytest
 from piv_core.policy import Conversation
@@ -115,25 +114,6 @@ def test_a_sales_only_mix_writes_unclaimed_sales_of_every_category(row_mix):
         if row_mix == "round_home_sales":
             assert all(r.zip == business_zip and r.gross % 50 == 0 for r in rows)
     assert categories == {True, False}
-
-
-@pytest.mark.parametrize("level", [1, 2])
-def test_in_a_sales_only_mix_the_category_says_nothing_of_the_verdict(level):
-    """At the sales-only rungs a faulty row is as likely whatever its category, and no
-    miscalculation is undone by rounding the books' figure to whole dollars."""
-    config = UsSutConfig(level=level)
-    faulty = {True: [], False: []}
-    for idx in range(300):
-        data = make_task_data(config, idx)
-        for row in prompt.read_ledger(data.prompt_text)[2]:
-            faulty[row.category in TAXABLE].append(row.txn_id in data.faults)
-            if row.txn_id in data.faults and row.category in TAXABLE:
-                right = Decimal(data.row_figures[row.txn_id]).scaleb(-2)
-                assert not any(
-                    row.tax.quantize(Decimal(1), rounding=r) == right for r in (ROUND_DOWN, ROUND_HALF_UP)
-                )
-    shares = {taxable: sum(flags) / len(flags) for taxable, flags in faulty.items()}
-    assert abs(shares[True] - shares[False]) < 0.1, shares
 
 
 @pytest.mark.parametrize("row_mix", ["mixed", "sales", "round_home_sales"])
