@@ -169,16 +169,13 @@ def search(
             for name, value in row.features.items():
                 values.setdefault(name, set()).add(value)
     names = sorted(name for name, seen in values.items() if len(seen) > 1)  # a constant feature tells nothing
-    best: Found | None = None
-    for size in range(depth + 1):
-        for chosen in itertools.combinations(names, size):
-            table = _fit(surface, fitted, chosen, passes)
-            mean = held_out_mean(surface, test, chosen, table)
-            if best is None or mean > best.mean:
-                fit_mean = held_out_mean(surface, fit, chosen, table)
-                best = Found(mean, chosen, table, fit_mean)
-    assert best is not None
-    return best
+    subsets = [chosen for size in range(depth + 1) for chosen in itertools.combinations(names, size)]
+    judged = []
+    for chosen in subsets:
+        table = _fit(surface, fitted, chosen, passes)
+        judged.append((held_out_mean(surface, test, chosen, table), chosen, table))
+    mean, chosen, table = max(judged, key=lambda entry: entry[0])  # the first of equals: the fewest features
+    return Found(mean, chosen, table, held_out_mean(surface, fit, chosen, table))
 
 
 def median_split(values: Sequence[Decimal]) -> Callable[[Decimal], bool]:
