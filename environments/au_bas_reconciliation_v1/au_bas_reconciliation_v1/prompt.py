@@ -158,7 +158,8 @@ WORK_FIRST = (
 """The closing line of a focused task's user prompt."""
 
 
-def _treatment(category: str) -> str:
+def treatment_of(category: str) -> str:
+    """A category's GST treatment as the prompt names it: taxable, GST-free or input-taxed."""
     return "taxable" if category in TAXABLE else "GST-free" if category in GST_FREE else "input-taxed"
 
 
@@ -182,7 +183,7 @@ def worksheet(rows: Sequence[Row], labels: Sequence[str]) -> str:
     fault it gives), and the answer line with this ledger's txn_ids in place."""
     lines = []
     for row in rows:
-        treatment = _treatment(row.category)
+        treatment = treatment_of(row.category)
         if treatment == "taxable":
             work, code = f"Correct GST = {row.amount} / 11 = <result>.", GST_MISCALCULATED
         else:
@@ -190,7 +191,7 @@ def worksheet(rows: Sequence[Row], labels: Sequence[str]) -> str:
         check = verdict(f"Recorded gst {row.gst}", "correct GST", code)
         lines.append(f"{row.txn_id}: {row.category} is {treatment}. {work} {check}")
     asked = {label: _SUMMED[label] for label in LABELS if label in labels}
-    stated = {row.txn_id: "0.00" for row in rows if _treatment(row.category) != "taxable"}
+    stated = {row.txn_id: "0.00" for row in rows if treatment_of(row.category) != "taxable"}
     return ledger_worksheet(lines, asked, ROW_KEY, [row.txn_id for row in rows], "correct GST", stated)
 
 

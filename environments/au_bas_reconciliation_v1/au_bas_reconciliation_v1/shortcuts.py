@@ -17,17 +17,12 @@ from functools import lru_cache
 from piv_core.ledger_audit import answer_text
 from piv_core.shortcuts import Glance, median_split, point_moved
 
-from au_bas_reconciliation_v1 import grading, prompt
-from au_bas_reconciliation_v1.ledger import GST_FREE, SALE, TAXABLE
+from au_bas_reconciliation_v1 import grading, prompt, rules
 from au_bas_reconciliation_v1.rules import GST_MISCALCULATED, GST_ON_GST_FREE
 from au_bas_reconciliation_v1.taskset import AuBasData
 
 WEIGHTS = {"bas_correct": 0.6, "fault_audit": 0.4}
 """The task's reward weights (a test holds them equal to `AuBasTask`'s)."""
-
-
-def _treatment(category: str) -> str:
-    return "taxable" if category in TAXABLE else "gst_free" if category in GST_FREE else "input_taxed"
 
 
 @lru_cache(maxsize=1024)
@@ -43,7 +38,7 @@ class AuBasSurface:
         big = median_split([row.amount for row in rows])
         out = []
         for i, row in enumerate(rows):
-            treatment = _treatment(row.category)
+            treatment = prompt.treatment_of(row.category)
             own = GST_MISCALCULATED if treatment == "taxable" else GST_ON_GST_FREE
             features = {
                 "treatment": treatment,
@@ -63,16 +58,7 @@ class AuBasSurface:
         self, task: AuBasData, figures: Mapping[str, Decimal], flags: Mapping[str, Sequence[str]]
     ) -> str:
         rows, asked_labels, _, _ = _read(task.prompt_text, task.system_prompt)
-        sales = [row for row in rows if row.kind == SALE]
-        purchases = [row for row in rows if row.kind != SALE]
-        a1 = sum((figures[row.txn_id] for row in sales), Decimal("0.00"))
-        b1 = sum((figures[row.txn_id] for row in purchases), Decimal("0.00"))
-        labels = {
-            "G1": sum((row.amount for row in sales), Decimal("0.00")),
-            "1A": a1,
-            "1B": b1,
-            "net": a1 - b1,
-        }
+        labels = rules.totals([(row, ()) for row in rows], lambda row: figures[row.txn_id])
         asked = {label: labels[label] for label in asked_labels}
         per_row = (prompt.ROW_KEY, dict(figures)) if task.row_figures else None
         return answer_text(asked, flags, per_row)
