@@ -15,7 +15,16 @@ from typing import NamedTuple
 from piv_core.ledger_audit import verdict
 from piv_core.ledger_audit import worksheet as ledger_worksheet
 
-from au_bas_reconciliation_v1.ledger import GST_FREE, INPUT_TAXED, TAXABLE, Quarter, Row, from_csv, to_csv
+from au_bas_reconciliation_v1.ledger import (
+    GST_FREE,
+    INPUT_TAXED,
+    SALE,
+    TAXABLE,
+    Quarter,
+    Row,
+    from_csv,
+    to_csv,
+)
 from au_bas_reconciliation_v1.rules import (
     ABN_THRESHOLD,
     DUPLICATE_INVOICE,
@@ -185,14 +194,16 @@ def worksheet(rows: Sequence[Row], labels: Sequence[str]) -> str:
     for row in rows:
         treatment = treatment_of(row.category)
         if treatment == "taxable":
-            work, code = f"Correct GST = {row.amount} / 11 = <result>.", GST_MISCALCULATED
+            work, code, figure = f"Correct GST = {row.amount} / 11 = <result>.", GST_MISCALCULATED, "<result>"
         else:
-            work, code = "Correct GST = 0.00.", GST_ON_GST_FREE
-        check = verdict(f"Recorded gst {row.gst}", "correct GST", code)
+            work, code, figure = "Correct GST = 0.00.", GST_ON_GST_FREE, "0.00"
+        check = verdict(f"recorded gst {row.gst}", figure, code, f"{ROW_KEY} of {row.txn_id}")
         lines.append(f"{row.txn_id}: {row.category} is {treatment}. {work} {check}")
     asked = {label: _SUMMED[label] for label in LABELS if label in labels}
     stated = {row.txn_id: "0.00" for row in rows if treatment_of(row.category) != "taxable"}
-    return ledger_worksheet(lines, asked, ROW_KEY, [row.txn_id for row in rows], "correct GST", stated)
+    sales = [row.txn_id for row in rows if row.kind == SALE]
+    sums = {"1A": sales} if "1A" in asked and len(sales) == len(rows) else {}
+    return ledger_worksheet(lines, asked, ROW_KEY, [row.txn_id for row in rows], ROW_KEY, stated, sums)
 
 
 def _focused(codes: Sequence[str], labels: Sequence[str], rows: bool = False) -> str:

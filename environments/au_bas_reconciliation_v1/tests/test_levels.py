@@ -91,14 +91,25 @@ def test_rung_one_ends_on_a_worksheet_that_validate_rebuilds():
         for row in rows:
             code = GST_MISCALCULATED if data.row_figures[row.txn_id] else GST_ON_GST_FREE
             line = next(line for line in sheet.splitlines() if line.startswith(f"{row.txn_id}: "))
-            assert line.startswith(f"{row.txn_id}: {row.category} is ") and f"Recorded gst {row.gst} " in line
-            assert line.endswith(f'Faults: <[] if yes, ["{code}"] if no>'), line
-            assert f'"{row.txn_id}": <faults of {row.txn_id}>' in sheet.splitlines()[-1]
+            assert line.startswith(f"{row.txn_id}: {row.category} is ")
+            assert f"recorded gst {row.gst} - " in line
+            assert f'Faults: <[] if the difference is 0.00, ["{code}"] if not>.' in line, line
+            assert f'"{row.txn_id}": <faults of {row.txn_id}>' in sheet.splitlines()[-3]
+        parts = [f"<gst of {row.txn_id}>" if data.row_figures[row.txn_id] else "0.00" for row in rows]
+        closing = sheet.splitlines()[-4:]
+        assert closing[0] == f"1A = {' + '.join(parts)} = <1A>" and closing[1].startswith("<answer>")
+        assert closing[3].startswith("Start your reply with T001's line: ")
         assert "<result>" in sheet and not any(
-            f"= {c / 100:.2f}" in sheet for c in data.row_figures.values() if c
+            f"/ 11 = {c / 100:.2f}" in sheet for c in data.row_figures.values() if c
         )
-        swapped = ('["gst_miscalculated"] if no', '["gst_on_gst_free"] if no')
-        tampers = (("is taxable.", "is GST-free."), ("/ 11 =", "/ 10 ="), ('"T001"', '"T009"'), swapped)
+        swapped = ('["gst_miscalculated"] if not', '["gst_on_gst_free"] if not')
+        tampers = (
+            ("is taxable.", "is GST-free."),
+            ("/ 11 =", "/ 10 ="),
+            ('"T001"', '"T009"'),
+            (" = <1A>", " = <G1>"),
+            swapped,
+        )
         for old, new in tampers:
             if old in data.prompt:
                 tampered = data.model_copy(update={"prompt": data.prompt.replace(old, new, 1)})
@@ -112,9 +123,7 @@ def test_the_worksheets_answer_line_filled_from_the_key_scores_one_and_every_ver
         task = AuBasTask(make_task_data(AuBasConfig(level=1), idx))
         data = task.data
         figures = {"1A": format_cents(data.bas["1A"])}
-        line, missed = filled_from_key(
-            data.prompt_text, figures, data.row_figures, data.faults, "correct GST"
-        )
+        line, missed = filled_from_key(data.prompt_text, figures, data.row_figures, data.faults, "gst")
         assert score_reply(task, line).reward == pytest.approx(1.0), line
         share = 1 - 1 / (1 + len(data.faults))
         assert score_reply(task, missed).rewards["bas_correct"] == pytest.approx(share), missed

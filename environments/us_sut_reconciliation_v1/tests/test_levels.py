@@ -119,17 +119,20 @@ def test_rung_one_ends_on_a_worksheet_that_validate_rebuilds_and_its_answer_line
         for row in rows:
             code = TAX_MISCALCULATED if data.row_figures[row.txn_id] else TAX_ON_EXEMPT_ITEM
             line = next(line for line in sheet.splitlines() if line.startswith(f"{row.txn_id}: "))
-            assert f"Recorded tax {row.tax} " in line
-            assert line.endswith(f'Faults: <[] if yes, ["{code}"] if no>'), line
-        swapped = ('["tax_miscalculated"] if no', '["tax_on_exempt_item"] if no')
-        for old, new in (swapped, ("x 9 /", "x 8 /")):
+            assert f"recorded tax {row.tax} - " in line
+            assert f'Faults: <[] if the difference is 0.00, ["{code}"] if not>.' in line, line
+        parts = [f"<tax of {row.txn_id}>" if data.row_figures[row.txn_id] else "0.00" for row in rows]
+        closing = sheet.splitlines()[-4:]
+        assert closing[0] == f"sales_tax_due = {' + '.join(parts)} = <sales_tax_due>"
+        assert closing[3].startswith(f"Start your reply with {rows[0].txn_id}'s line: ")
+        swapped = ('["tax_miscalculated"] if not', '["tax_on_exempt_item"] if not')
+        hundredth = ("x 9 / 100 = ", "x 9 / 100 = 1")
+        for old, new in (swapped, ("x 9 /", "x 8 /"), hundredth, (" + 0.00 ", " + 1.00 ")):
             if old in sheet:
                 tampered = data.model_copy(update={"prompt": data.prompt_text.replace(old, new, 1)})
                 assert not _valid(UsSutTask(tampered)), (idx, old)
         figures = {"sales_tax_due": format_cents(data.figures["sales_tax_due"])}
-        line, missed = filled_from_key(
-            data.prompt_text, figures, data.row_figures, data.faults, "correct tax"
-        )
+        line, missed = filled_from_key(data.prompt_text, figures, data.row_figures, data.faults, "tax")
         assert score_reply(task, line).reward == pytest.approx(1.0), line
         assert score_reply(task, missed).rewards["return_correct"] == pytest.approx(
             1 - 1 / (1 + len(data.faults))

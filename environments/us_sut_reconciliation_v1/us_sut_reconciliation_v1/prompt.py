@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from decimal import Decimal
 from typing import NamedTuple
 
 from piv_core.ledger_audit import verdict
@@ -353,10 +354,20 @@ task that asks for every row's correct tax may plant, so that each worksheet lin
 the whole of that row's audit (a purchase has none of them)."""
 
 
+def hundredth(gross: Decimal) -> str:
+    """`gross` / 100 written out exactly, with at least two decimals (400.00 -> 4.00, 437.19 -> 4.3719):
+    a worksheet's first step of a product by a percent, so that the step left is one product."""
+    text = f"{gross.scaleb(-2):f}"
+    while text.endswith("0") and len(text.partition(".")[2]) > 2:
+        text = text[:-1]
+    return text
+
+
 def worksheet(rows: Sequence[Row], figures: Sequence[str], business_zip: str) -> str:
     """The closing part of a user prompt that asks for every row's correct tax (`ROW_KEY`): one
     line per row to copy and complete (whether it is exempt, and for a taxable sale the rate of
-    its delivery ZIP with the product written out and its result left open, then the comparison
+    its delivery ZIP with the product written out, the price's hundredth in place and the result left
+    open, then the comparison
     with the recorded tax and the fault it gives), and the answer line with
     this ledger's transaction_ids in place."""
     lines = []
@@ -374,17 +385,23 @@ def worksheet(rows: Sequence[Row], figures: Sequence[str], business_zip: str) ->
                 if row.category in EXEMPT
                 else "a taxable category with an honoured claim"
             )
-            work, status, code = "Correct tax = 0.00.", f"exempt ({why})", TAX_ON_EXEMPT_ITEM
+            work, status, code, figure = "Correct tax = 0.00.", f"exempt ({why})", TAX_ON_EXEMPT_ITEM, "0.00"
         else:
             rate = f"{STATE_RATE + LOCAL_RATES[row.zip][1]:.3f}".rstrip("0").rstrip(".")  # 9, 8.25
             why = " (its exemption claim is not honoured)" if row.claimed else ""
-            work = f"Correct tax = {row.gross} x {rate} / 100 = <result>."
-            status, code = f"taxable{why}, delivered to {row.zip} at {rate}%", TAX_MISCALCULATED
-        check = verdict(f"Recorded tax {row.tax}", "correct tax", code)
+            work = f"Correct tax = {row.gross} x {rate} / 100 = {hundredth(row.gross)} x {rate} = <result>."
+            status, code, figure = (
+                f"taxable{why}, delivered to {row.zip} at {rate}%",
+                TAX_MISCALCULATED,
+                "<result>",
+            )
+        check = verdict(f"recorded tax {row.tax}", figure, code, f"{ROW_KEY} of {row.txn_id}")
         lines.append(f"{row.txn_id}: {row.category} is {status}. {work} {check}")
     asked = {name: _SUMMED[name] for name in FIGURES if name in figures}
     stated = {row.txn_id: "0.00" for row in rows if row.kind == SALE and is_exempt(row)}
-    return ledger_worksheet(lines, asked, ROW_KEY, [row.txn_id for row in rows], "correct tax", stated)
+    sales = [row.txn_id for row in rows if row.kind == SALE]
+    sums = {"sales_tax_due": sales} if "sales_tax_due" in asked and len(sales) == len(rows) else {}
+    return ledger_worksheet(lines, asked, ROW_KEY, [row.txn_id for row in rows], ROW_KEY, stated, sums)
 
 
 def user_prompt(

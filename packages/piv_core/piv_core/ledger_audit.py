@@ -119,11 +119,18 @@ def answer_text(
     return f"<answer>\n{json.dumps({**body, 'faults': fault_lists(faults)})}\n</answer>"
 
 
-def verdict(recorded: str, figure: str, code: str) -> str:
-    """The end of a worksheet line (`worksheet`): whether the books' figure (`recorded`, e.g.
-    ``Recorded gst 4.40``) equals the row's correct one (`figure`, e.g. ``correct GST``), and the
-    row's faults as its entry in the answer's fault map: ``[]`` when it does, ``["<code>"]`` when not."""
-    return f'{recorded} equals the {figure}? <yes or no>. Faults: <[] if yes, ["{code}"] if no>'
+def verdict(recorded: str, figure: str, code: str, named: str) -> str:
+    """The end of a worksheet line (`worksheet`): the books' figure (`recorded`, e.g. ``recorded
+    gst 4.40``) less the row's correct one (`figure`, e.g. ``<result>`` or ``0.00``) worked out as
+    a difference; the row's faults as its entry in the answer's fault map, ``[]`` when the
+    difference is 0.00 and ``["<code>"]`` when not; then the correct figure again under the name
+    the answer line gives it (`named`, e.g. ``gst of T001``), so that the last figure of a line is
+    the one the answer line takes. A subtraction shows a swapped digit or a slip that a glance at
+    two figures misses."""
+    return (
+        f"Difference = {recorded} - {figure} = <difference>. "
+        f'Faults: <[] if the difference is 0.00, ["{code}"] if not>. {named}: {figure}'
+    )
 
 
 def worksheet(
@@ -133,26 +140,37 @@ def worksheet(
     txn_ids: Sequence[str],
     figure: str,
     stated: Mapping[str, str] = MappingProxyType({}),
+    sums: Mapping[str, Sequence[str]] = MappingProxyType({}),
 ) -> str:
     """The closing part of a user prompt that asks for every row's figure: the environment's line
-    per row (`row_lines`, each with ``<...>`` left to fill in, ending on its `verdict`), then the
-    answer line with the labels asked and the rows' ids in place, every figure a placeholder (each
-    label's saying how it is worked out from the rows: `labels` maps it to those words) and every
-    row's faults the ones its line found (`figure`: what a row's figure is, e.g. ``correct GST``).
-    A row whose line states its figure outright (`stated`, {txn_id: figure as written}, e.g. 0.00 for
-    a GST-free sale) has that figure in place in the answer line too. All of it is one block to
-    copy, the answer line straight after the rows, so that it is the last thing written."""
-    figures = "".join(f'"{label}": "<{label}: {how}>", ' for label, how in labels.items())
-    per_row = ", ".join(f'"{txn}": "{stated.get(txn, f"<{figure} of {txn}>")}"' for txn in txn_ids)
+    per row (`row_lines`, each with ``<...>`` left to fill in, ending on its `verdict` named
+    ``<figure> of <txn_id>``), then the answer line with the labels asked and the rows' ids in
+    place, every figure a placeholder (each label's saying how it is worked out from the rows:
+    `labels` maps it to those words) and every row's faults the ones its line found (`figure`: the
+    name of a row's figure, e.g. ``gst``). A row whose line states its figure outright (`stated`,
+    {txn_id: figure as written}, e.g. 0.00 for a GST-free sale) has that figure in place in the
+    answer line too. A label in `sums` ({label: the txn_ids whose figures add up to it}) gets a line
+    of its own before the answer line, the addition written out with each row's figure as its line
+    gives it. All of it is one block to copy, the answer line straight after the rows and sums, so
+    that it is the last thing written; a closing sentence asks for the reply to open on the first
+    row's line (a small model otherwise often writes the answer line alone, with none of the work)."""
+    placeholder = {txn: stated.get(txn, f"<{figure} of {txn}>") for txn in txn_ids}
+    added = [f"{label} = {' + '.join(placeholder[txn] for txn in sums[label])} = <{label}>" for label in sums]
+    figures = "".join(
+        f'"{label}": "<{label}>", ' if label in sums else f'"{label}": "<{label}: {how}>", '
+        for label, how in labels.items()
+    )
+    per_row = ", ".join(f'"{txn}": "{placeholder[txn]}"' for txn in txn_ids)
     faults = ", ".join(f'"{txn}": <faults of {txn}>' for txn in txn_ids)
     answer = f'<answer>{{{figures}"{row_key}": {{{per_row}}}, "faults": {{{faults}}}}}</answer>'
     return (
         "Copy everything below, from the first line to </answer>, replacing each <...>, brackets included, "
         "by what it asks "
         "(the answer line takes its values from your lines; a reply without it scores 0):\n\n"
-        + "\n".join(row_lines)
+        + "\n".join([*row_lines, *added])
         + "\n"
         + answer
+        + f"\n\nStart your reply with {txn_ids[0]}'s line: every line above comes before the answer line."
     )
 
 

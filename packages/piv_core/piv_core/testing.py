@@ -44,7 +44,7 @@ def filled_answer_line(prompt_text: str, values: Mapping[str, str]) -> str:
     """The answer line a worksheet prompt ends on (`piv_core.ledger_audit.worksheet`), each ``<...>``
     placeholder but the tags replaced by `values[its name]` (its text up to any ``:``): what a model
     that copied the line and filled it in would write."""
-    line = prompt_text.rstrip().splitlines()[-1]
+    line = next(line for line in reversed(prompt_text.splitlines()) if line.startswith("<answer>"))
     return re.sub(r"<(?!/?answer>)([^<>:]*)(?::[^<>]*)?>", lambda match: values[match.group(1)], line)
 
 
