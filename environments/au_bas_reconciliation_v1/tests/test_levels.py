@@ -98,7 +98,7 @@ def test_rung_one_ends_on_a_worksheet_that_validate_rebuilds():
         parts = [f"<gst of {row.txn_id}>" if data.row_figures[row.txn_id] else "0.00" for row in rows]
         closing = sheet.splitlines()[-4:]
         assert closing[0] == f"1A = {' + '.join(parts)} = <1A>" and closing[1].startswith("<answer>")
-        assert closing[3].startswith("Start your reply with T001's line: ")
+        assert closing[3].startswith("Start your reply with T001's line and end it with the answer line")
         assert "<result>" in sheet and not any(
             f"/ 11 = {c / 100:.2f}" in sheet for c in data.row_figures.values() if c
         )

@@ -5,6 +5,8 @@ prompt states once: a missing-certificate purchase the vendor taxed owes no use 
 from __future__ import annotations
 
 import asyncio
+import random
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -124,7 +126,9 @@ def test_rung_one_ends_on_a_worksheet_that_validate_rebuilds_and_its_answer_line
         parts = [f"<tax of {row.txn_id}>" if data.row_figures[row.txn_id] else "0.00" for row in rows]
         closing = sheet.splitlines()[-4:]
         assert closing[0] == f"sales_tax_due = {' + '.join(parts)} = <sales_tax_due>"
-        assert closing[3].startswith(f"Start your reply with {rows[0].txn_id}'s line: ")
+        assert closing[3].startswith(
+            f"Start your reply with {rows[0].txn_id}'s line and end it with the answer line"
+        )
         swapped = ('["tax_miscalculated"] if not', '["tax_on_exempt_item"] if not')
         hundredth = ("x 9 / 100 = ", "x 9 / 100 = 1")
         for old, new in (swapped, ("x 9 /", "x 8 /"), hundredth, (" + 0.00 ", " + 1.00 ")):
@@ -230,3 +234,12 @@ def test_the_readme_documents_the_ladder_and_the_metrics():
         if not name.startswith(("recall_", "precision_", "keyed_")):
             assert f"`{name}`" in readme, name
     assert "`recall_<code>`" in readme and "`precision_<code>`" in readme and "`keyed_<code>`" in readme
+
+
+def test_a_prices_hundredth_is_exact_and_keeps_two_decimals():
+    rng = random.Random(5)
+    for cents in [1, 10, 100, 5000, 123450, *(rng.randrange(1, 10**9) for _ in range(500))]:
+        gross = Decimal(cents).scaleb(-2)
+        text = prompt.hundredth(gross)
+        assert Decimal(text) * 100 == gross and len(text.partition(".")[2]) >= 2, (gross, text)
+        assert not text.endswith("0") or len(text.partition(".")[2]) == 2, (gross, text)

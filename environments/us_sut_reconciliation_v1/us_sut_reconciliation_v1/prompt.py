@@ -357,10 +357,8 @@ the whole of that row's audit (a purchase has none of them)."""
 def hundredth(gross: Decimal) -> str:
     """`gross` / 100 written out exactly, with at least two decimals (400.00 -> 4.00, 437.19 -> 4.3719):
     a worksheet's first step of a product by a percent, so that the step left is one product."""
-    text = f"{gross.scaleb(-2):f}"
-    while text.endswith("0") and len(text.partition(".")[2]) > 2:
-        text = text[:-1]
-    return text
+    whole, _, decimals = f"{gross.scaleb(-2):f}".partition(".")
+    return f"{whole}.{decimals.rstrip('0').ljust(2, '0')}"
 
 
 def worksheet(rows: Sequence[Row], figures: Sequence[str], business_zip: str) -> str:

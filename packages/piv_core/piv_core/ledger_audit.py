@@ -153,7 +153,8 @@ def worksheet(
     of its own before the answer line, the addition written out with each row's figure as its line
     gives it. All of it is one block to copy, the answer line straight after the rows and sums, so
     that it is the last thing written; a closing sentence asks for the reply to open on the first
-    row's line (a small model otherwise often writes the answer line alone, with none of the work)."""
+    row's line and end on the answer line (a small model otherwise often writes the answer line
+    alone, with none of the work, or stops after the sums)."""
     placeholder = {txn: stated.get(txn, f"<{figure} of {txn}>") for txn in txn_ids}
     added = [f"{label} = {' + '.join(placeholder[txn] for txn in sums[label])} = <{label}>" for label in sums]
     figures = "".join(
@@ -170,7 +171,8 @@ def worksheet(
         + "\n".join([*row_lines, *added])
         + "\n"
         + answer
-        + f"\n\nStart your reply with {txn_ids[0]}'s line: every line above comes before the answer line."
+        + f"\n\nStart your reply with {txn_ids[0]}'s line and end it with the answer line: every line above, "
+        "then <answer>...</answer> (a reply without the answer line scores 0)."
     )
 
 
