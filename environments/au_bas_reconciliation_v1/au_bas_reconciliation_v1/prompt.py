@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import date
 from typing import NamedTuple
 
-from piv_core.ledger_audit import verdict
+from piv_core.ledger_audit import figure_of, verdict
 from piv_core.ledger_audit import worksheet as ledger_worksheet
 
 from au_bas_reconciliation_v1.ledger import (
@@ -197,7 +197,7 @@ def worksheet(rows: Sequence[Row], labels: Sequence[str]) -> str:
             work, code, figure = f"Correct GST = {row.amount} / 11 = <result>.", GST_MISCALCULATED, "<result>"
         else:
             work, code, figure = "Correct GST = 0.00.", GST_ON_GST_FREE, "0.00"
-        check = verdict(f"recorded gst {row.gst}", figure, code, f"{ROW_KEY} of {row.txn_id}")
+        check = verdict(f"recorded gst {row.gst}", figure, code, figure_of(ROW_KEY, row.txn_id))
         lines.append(f"{row.txn_id}: {row.category} is {treatment}. {work} {check}")
     asked = {label: _SUMMED[label] for label in LABELS if label in labels}
     stated = {row.txn_id: "0.00" for row in rows if treatment_of(row.category) != "taxable"}

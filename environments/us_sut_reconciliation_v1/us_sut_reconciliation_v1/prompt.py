@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import NamedTuple
 
-from piv_core.ledger_audit import verdict
+from piv_core.ledger_audit import figure_of, verdict
 from piv_core.ledger_audit import worksheet as ledger_worksheet
 
 from us_sut_reconciliation_v1.ledger import EXEMPT, SALE, TAXABLE, Quarter, Row, from_csv, to_csv
@@ -364,10 +364,9 @@ def hundredth(gross: Decimal) -> str:
 def worksheet(rows: Sequence[Row], figures: Sequence[str], business_zip: str) -> str:
     """The closing part of a user prompt that asks for every row's correct tax (`ROW_KEY`): one
     line per row to copy and complete (whether it is exempt, and for a taxable sale the rate of
-    its delivery ZIP with the product written out, the price's hundredth in place and the result left
-    open, then the comparison
-    with the recorded tax and the fault it gives), and the answer line with
-    this ledger's transaction_ids in place."""
+    its delivery ZIP with the product written out, the price's hundredth in place and the result
+    left open, then the comparison with the recorded tax and the fault it gives), and the answer
+    line with this ledger's transaction_ids in place."""
     lines = []
     for row in rows:
         if row.kind != SALE:
@@ -393,7 +392,7 @@ def worksheet(rows: Sequence[Row], figures: Sequence[str], business_zip: str) ->
                 TAX_MISCALCULATED,
                 "<result>",
             )
-        check = verdict(f"recorded tax {row.tax}", figure, code, f"{ROW_KEY} of {row.txn_id}")
+        check = verdict(f"recorded tax {row.tax}", figure, code, figure_of(ROW_KEY, row.txn_id))
         lines.append(f"{row.txn_id}: {row.category} is {status}. {work} {check}")
     asked = {name: _SUMMED[name] for name in FIGURES if name in figures}
     stated = {row.txn_id: "0.00" for row in rows if row.kind == SALE and is_exempt(row)}

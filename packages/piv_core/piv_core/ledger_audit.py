@@ -119,12 +119,18 @@ def answer_text(
     return f"<answer>\n{json.dumps({**body, 'faults': fault_lists(faults)})}\n</answer>"
 
 
+def figure_of(name: str, txn_id: str) -> str:
+    """How a worksheet names one row's figure (`name`, e.g. ``gst``), in the row's line (`verdict`)
+    and in the answer line's placeholder alike: ``gst of T001``."""
+    return f"{name} of {txn_id}"
+
+
 def verdict(recorded: str, figure: str, code: str, named: str) -> str:
     """The end of a worksheet line (`worksheet`): the books' figure (`recorded`, e.g. ``recorded
     gst 4.40``) less the row's correct one (`figure`, e.g. ``<result>`` or ``0.00``) worked out as
     a difference; the row's faults as its entry in the answer's fault map, ``[]`` when the
     difference is 0.00 and ``["<code>"]`` when not; then the correct figure again under the name
-    the answer line gives it (`named`, e.g. ``gst of T001``), so that the last figure of a line is
+    the answer line gives it (`named`, from `figure_of`), so that the last figure of a line is
     the one the answer line takes. A subtraction shows a swapped digit or a slip that a glance at
     two figures misses."""
     return (
@@ -144,7 +150,7 @@ def worksheet(
 ) -> str:
     """The closing part of a user prompt that asks for every row's figure: the environment's line
     per row (`row_lines`, each with ``<...>`` left to fill in, ending on its `verdict` named
-    ``<figure> of <txn_id>``), then the answer line with the labels asked and the rows' ids in
+    by `figure_of`), then the answer line with the labels asked and the rows' ids in
     place, every figure a placeholder (each label's saying how it is worked out from the rows:
     `labels` maps it to those words) and every row's faults the ones its line found (`figure`: the
     name of a row's figure, e.g. ``gst``). A row whose line states its figure outright (`stated`,
@@ -155,7 +161,7 @@ def worksheet(
     that it is the last thing written; a closing sentence asks for the reply to open on the first
     row's line and end on the answer line (a small model otherwise often writes the answer line
     alone, with none of the work, or stops after the sums)."""
-    placeholder = {txn: stated.get(txn, f"<{figure} of {txn}>") for txn in txn_ids}
+    placeholder = {txn: stated.get(txn, f"<{figure_of(figure, txn)}>") for txn in txn_ids}
     added = [f"{label} = {' + '.join(placeholder[txn] for txn in sums[label])} = <{label}>" for label in sums]
     figures = "".join(
         f'"{label}": "<{label}>", ' if label in sums else f'"{label}": "<{label}: {how}>", '
