@@ -3,7 +3,7 @@ features (`piv_core.shortcuts.search`, fitted on the train split, judged on the 
 answers that skip the work, and the scripted honest audit erring on a share p of rows:
 
     uv run python bench/shortcuts.py                       # every rung of both environments
-    uv run python bench/shortcuts.py --levels 1,2 --fit 60 --test 200
+    uv run python bench/shortcuts.py --levels 1,2,3 --fit 60 --test 200
 
 Prints one markdown table per environment.
 """
@@ -48,10 +48,10 @@ def main() -> None:
         levels = [int(x) for x in args.levels.split(",")] if args.levels else sorted(rungs)
         for level in levels:
             start = time.perf_counter()
-            shrink = 1 if level <= 3 else 4
+            shrink = 1 if level <= 4 else 4
             fit = [make(config(level=level), i) for i in range(args.fit // shrink)]
             test = [make(config(level=level, split="eval"), i) for i in range(args.test // shrink)]
-            found = search(surface, fit, test, depth=2 if level <= 3 else 1)
+            found = search(surface, fit, test, depth=2 if level <= 4 else 1)
             noisy = []
             for p in (0.0, 0.1, 0.3, 0.5):
                 rng = random.Random(7)

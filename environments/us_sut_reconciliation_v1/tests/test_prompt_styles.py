@@ -14,7 +14,13 @@ from piv_core.testing import score_reply
 from pydantic import ValidationError
 from us_sut_reconciliation_v1 import baselines, plugin, prompt, rules
 from us_sut_reconciliation_v1.ledger import SALE, TAXABLE
-from us_sut_reconciliation_v1.rules import FAULT_CODES, FIGURES, NEXUS_MISALLOCATION, TAX_MISCALCULATED
+from us_sut_reconciliation_v1.rules import (
+    FAULT_CODES,
+    FIGURES,
+    NEXUS_MISALLOCATION,
+    TAX_MISCALCULATED,
+    combined_rate,
+)
 from us_sut_reconciliation_v1.taskset import (
     MAX_ROWS,
     MAX_ROWS_ANY_PROMPT,
@@ -103,20 +109,24 @@ def test_partial_credit_grades_each_figure_and_the_prompt_says_so(reply):
     assert score_reply(stated, reply(off, task.data.faults)).rewards["return_correct"] == 0.0
 
 
-@pytest.mark.parametrize("row_mix", ["sales", "round_home_sales"])
+@pytest.mark.parametrize("row_mix", ["sales", "home_sales", "round_home_sales"])
 def test_a_sales_only_mix_writes_unclaimed_sales_of_every_category(row_mix):
     config = UsSutConfig(**{**FOCUSED, "fault_rate": 0.0}, row_mix=row_mix)
-    categories = set()
+    categories, prices = set(), set()
     for idx in range(40):
         _, business_zip, rows = prompt.read_ledger(make_task_data(config, idx).prompt_text)
         assert all(r.kind == SALE and not r.claimed for r in rows)
         categories |= {r.category in TAXABLE for r in rows}
+        if row_mix != "sales":
+            rate = combined_rate(business_zip)
+            assert rate == rate.to_integral_value() and all(r.zip == business_zip for r in rows)
         if row_mix == "round_home_sales":
-            assert all(r.zip == business_zip and r.gross % 50 == 0 for r in rows)
-    assert categories == {True, False}
+            assert all(r.gross % 50 == 0 for r in rows)
+        prices |= {r.gross % 50 == 0 for r in rows}
+    assert categories == {True, False} and (row_mix == "round_home_sales" or False in prices)
 
 
-@pytest.mark.parametrize("row_mix", ["mixed", "sales", "round_home_sales"])
+@pytest.mark.parametrize("row_mix", ["mixed", "sales", "home_sales", "round_home_sales"])
 @pytest.mark.parametrize("credit", prompt.FIGURE_CREDITS)
 def test_the_oracle_scores_full_and_validate_passes_under_every_style(row_mix, credit):
     code_sets = ([TAX_MISCALCULATED], ["missing_exemption_cert", "duplicate_invoice"], list(FAULT_CODES))

@@ -60,23 +60,24 @@ BUSINESS_ZIPS = tuple(z for z, (_, local) in LOCAL_RATES.items() if local > 0)
 """A business sits where a local rate applies, so an origin-rate tax never equals a state-only one."""
 WHOLE_RATE_ZIPS = tuple(z for z in BUSINESS_ZIPS if combined_rate(z) == combined_rate(z).to_integral_value())
 """The business ZIPs whose combined rate is a whole percent: where a ``round_home_sales`` business
-sits, so that each sale's tax is its hundreds of dollars times a whole number."""
+sits, so that each sale's tax is its price's hundredth times a whole number."""
 
 PURCHASE_CODES = (OUTSIDE_PERIOD, MISSING_EXEMPTION_CERT, DUPLICATE_INVOICE)
 SALE_CODES = (TAX_ON_EXEMPT_ITEM, TAX_MISCALCULATED, NEXUS_MISALLOCATION, *PURCHASE_CODES)
 
 PRICE_CENTS = (500, 600_000)
 """Every gross amount is drawn from [low, high) cents."""
-MIXED, SALES, ROUND_HOME_SALES = "mixed", "sales", "round_home_sales"
-ROW_MIXES = (MIXED, SALES, ROUND_HOME_SALES)
+MIXED, SALES, HOME_SALES, ROUND_HOME_SALES = "mixed", "sales", "home_sales", "round_home_sales"
+ROW_MIXES = (MIXED, SALES, HOME_SALES, ROUND_HOME_SALES)
 """What a ledger's rows are: sales and purchases of every kind, faults planted as the default
 configuration plants them (``mixed``); or sales with no exemption claim only, priced anywhere in
-`PRICE_CENTS` and delivered to any ZIP (``sales``), or delivered to the business ZIP at a whole
-number of fifty dollars, $100 to $50 x `ROUND_FIFTIES`, by a business in a ZIP whose combined rate
-is a whole percent (``round_home_sales``). In the sales-only mixes a row's category is drawn first
-(`SALES_TREATMENTS`) and whether it is faulty does not depend on it: a faulty exempt sale is taxed,
-a faulty taxable sale's tax is miscalculated (`_planted_sale`). So no category, price or
-recorded figure tells a faulty row from a clean one without the product and the comparison."""
+`PRICE_CENTS` and delivered to any ZIP (``sales``), or delivered to the business ZIP by a business
+in a ZIP whose combined rate is a whole percent, at any price (``home_sales``) or at a whole number
+of fifty dollars, $100 to $50 x `ROUND_FIFTIES` (``round_home_sales``). In the sales-only mixes a
+row's category is drawn first (`SALES_TREATMENTS`) and whether it is faulty does not depend on it: a
+faulty exempt sale is taxed, a faulty taxable sale's tax is miscalculated (`_planted_sale`). So no
+category, price or recorded figure tells a faulty row from a clean one without the product and the
+comparison."""
 ROUND_FIFTIES = 20
 SALES_TREATMENTS = ((TAXABLE, 0.8), (EXEMPT, 0.2))
 """The categories of a sales-only mix's rows and their shares."""
@@ -126,14 +127,15 @@ def _clean_row(rng: random.Random, day: date, invoice: str, kind: str, business_
     return Row("", invoice, day, kind, category, gross, tax, zip_code, claimed, cert)
 
 
-def _sale(rng: random.Random, day: date, invoice: str, business_zip: str, home: bool) -> Row:
-    """A fault-free sale of a sales-only mix, with no claim: its category drawn by `SALES_TREATMENTS`."""
+def _sale(rng: random.Random, day: date, invoice: str, business_zip: str, row_mix: str) -> Row:
+    """A fault-free sale of the sales-only `row_mix`, with no claim: its category drawn by
+    `SALES_TREATMENTS`."""
     category = pick(rng, drawn_share(rng, SALES_TREATMENTS))
-    if home:
+    if row_mix == ROUND_HOME_SALES:
         gross = Decimal(50 * (2 + int(rng.random() * (ROUND_FIFTIES - 1)))).quantize(_ZERO)
-        zip_code = business_zip
     else:
-        gross, zip_code = _gross(rng), pick(rng, ZIPS)
+        gross = _gross(rng)
+    zip_code = pick(rng, ZIPS) if row_mix == SALES else business_zip
     tax = _ZERO if category in EXEMPT else tax_at(gross, combined_rate(zip_code))
     return Row("", invoice, day, SALE, category, gross, tax, zip_code, False, "")
 
@@ -230,7 +232,7 @@ def generate(
         raise ValueError(f"row_mix must be one of {list(ROW_MIXES)}, got {row_mix!r}")
     mixed = row_mix == MIXED
     quarter = Quarter(pick(rng, YEARS), 1 + int(rng.random() * 4))
-    zips = WHOLE_RATE_ZIPS if row_mix == ROUND_HOME_SALES else BUSINESS_ZIPS
+    zips = WHOLE_RATE_ZIPS if row_mix in (HOME_SALES, ROUND_HOME_SALES) else BUSINESS_ZIPS
     business, business_zip = pick(rng, BUSINESSES), pick(rng, zips)
     first_day = quarter.start.toordinal()
     span = quarter.end.toordinal() - first_day + 1
@@ -245,7 +247,7 @@ def generate(
         if mixed:
             row = _clean_row(rng, day, invoice, kind, business_zip)
         else:
-            row = _sale(rng, day, invoice, business_zip, row_mix == ROUND_HOME_SALES)
+            row = _sale(rng, day, invoice, business_zip, row_mix)
             code = TAX_ON_EXEMPT_ITEM if row.category in EXEMPT else TAX_MISCALCULATED
             if faulty[slot] and code in allowed:
                 rows.append(_planted_sale(rng, row))
