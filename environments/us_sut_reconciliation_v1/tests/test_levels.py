@@ -242,10 +242,13 @@ def test_the_readme_documents_the_ladder_and_the_metrics():
     assert "`recall_<code>`" in readme and "`precision_<code>`" in readme and "`keyed_<code>`" in readme
 
 
-def test_a_prices_hundredth_is_exact_and_keeps_two_decimals():
+def test_a_products_step_is_exact_and_multiplies_no_figure_of_more_than_two_decimals():
     rng = random.Random(5)
     for cents in [1, 10, 100, 5000, 123450, *(rng.randrange(1, 10**9) for _ in range(500))]:
         gross = Decimal(cents).scaleb(-2)
-        text = prompt.hundredth(gross)
-        assert Decimal(text) * 100 == gross and len(text.partition(".")[2]) >= 2, (gross, text)
-        assert not text.endswith("0") or len(text.partition(".")[2]) == 2, (gross, text)
+        text = prompt.product(gross, "8.25")
+        if cents % 100:
+            assert text == f"<product of {gross} x 8.25> / 100", (gross, text)
+            continue
+        part, _, rate = text.partition(" x ")
+        assert rate == "8.25" and Decimal(part) * 100 == gross and len(part.partition(".")[2]) == 2, text

@@ -354,19 +354,21 @@ task that asks for every row's correct tax may plant, so that each worksheet lin
 the whole of that row's audit (a purchase has none of them)."""
 
 
-def hundredth(gross: Decimal) -> str:
-    """`gross` / 100 written out exactly, with at least two decimals (400.00 -> 4.00, 437.19 -> 4.3719):
-    a worksheet's first step of a product by a percent, so that the step left is one product."""
+def product(gross: Decimal, rate: str) -> str:
+    """The step between `gross` x `rate` / 100 and its result, so that no step multiplies a figure of
+    more than two decimals: the price's hundredth, exact, times the rate for a whole-dollar price
+    (``5.00 x 9``), else the product left open before the division (``<product of 90.71 x 8> / 100``)."""
     whole, _, decimals = f"{gross.scaleb(-2):f}".partition(".")
-    return f"{whole}.{decimals.rstrip('0').ljust(2, '0')}"
+    if len(decimals.rstrip("0")) <= 2:
+        return f"{whole}.{decimals.rstrip('0').ljust(2, '0')} x {rate}"
+    return f"<product of {gross} x {rate}> / 100"
 
 
 def worksheet(rows: Sequence[Row], figures: Sequence[str], business_zip: str) -> str:
     """The closing part of a user prompt that asks for every row's correct tax (`ROW_KEY`): one
-    line per row to copy and complete (whether it is exempt, and for a taxable sale the rate of
-    its delivery ZIP with the product written out, the price's hundredth in place and the result
-    left open, then the comparison with the recorded tax and the fault it gives), and the answer
-    line with this ledger's transaction_ids in place."""
+    line per row to copy and complete (whether it is exempt, and for a taxable sale the rate of its
+    delivery ZIP and the product's steps (`product`), then the comparison with the recorded tax and
+    the fault it gives), and the answer line with this ledger's transaction_ids in place."""
     lines = []
     for row in rows:
         if row.kind != SALE:
@@ -386,7 +388,7 @@ def worksheet(rows: Sequence[Row], figures: Sequence[str], business_zip: str) ->
         else:
             rate = f"{STATE_RATE + LOCAL_RATES[row.zip][1]:.3f}".rstrip("0").rstrip(".")  # 9, 8.25
             why = " (its exemption claim is not honoured)" if row.claimed else ""
-            work = f"Correct tax = {row.gross} x {rate} / 100 = {hundredth(row.gross)} x {rate} = <result>."
+            work = f"Correct tax = {row.gross} x {rate} / 100 = {product(row.gross, rate)} = <result>."
             status, code, figure = (
                 f"taxable{why}, delivered to {row.zip} at {rate}%",
                 TAX_MISCALCULATED,
