@@ -78,6 +78,8 @@ row's category is drawn first (`SALES_TREATMENTS`) and whether it is faulty does
 faulty exempt sale is taxed, a faulty taxable sale's tax is miscalculated (`_planted_sale`). So no
 category, price or recorded figure tells a faulty row from a clean one without the product and the
 comparison."""
+HOME_MIXES = (HOME_SALES, ROUND_HOME_SALES)
+"""The mixes whose sales are all delivered to the business ZIP, taxed there at a whole percent."""
 ROUND_FIFTIES = 20
 SALES_TREATMENTS = ((TAXABLE, 0.8), (EXEMPT, 0.2))
 """The categories of a sales-only mix's rows and their shares."""
@@ -135,7 +137,7 @@ def _sale(rng: random.Random, day: date, invoice: str, business_zip: str, row_mi
         gross = Decimal(50 * (2 + int(rng.random() * (ROUND_FIFTIES - 1)))).quantize(_ZERO)
     else:
         gross = _gross(rng)
-    zip_code = pick(rng, ZIPS) if row_mix == SALES else business_zip
+    zip_code = business_zip if row_mix in HOME_MIXES else pick(rng, ZIPS)
     tax = _ZERO if category in EXEMPT else tax_at(gross, combined_rate(zip_code))
     return Row("", invoice, day, SALE, category, gross, tax, zip_code, False, "")
 
@@ -232,7 +234,7 @@ def generate(
         raise ValueError(f"row_mix must be one of {list(ROW_MIXES)}, got {row_mix!r}")
     mixed = row_mix == MIXED
     quarter = Quarter(pick(rng, YEARS), 1 + int(rng.random() * 4))
-    zips = WHOLE_RATE_ZIPS if row_mix in (HOME_SALES, ROUND_HOME_SALES) else BUSINESS_ZIPS
+    zips = WHOLE_RATE_ZIPS if row_mix in HOME_MIXES else BUSINESS_ZIPS
     business, business_zip = pick(rng, BUSINESSES), pick(rng, zips)
     first_day = quarter.start.toordinal()
     span = quarter.end.toordinal() - first_day + 1
