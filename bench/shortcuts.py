@@ -46,12 +46,14 @@ def main() -> None:
         print("| rung | best shortcut | its features | degenerate (best) | noisy 0 / 0.1 / 0.3 / 0.5 | s |")
         print("|---|---|---|---|---|---|")
         levels = [int(x) for x in args.levels.split(",")] if args.levels else sorted(rungs)
+        last_focused = max(level for level, knobs in rungs.items() if knobs["prompt_style"] == "focused")
         for level in levels:
             start = time.perf_counter()
-            shrink = 1 if level <= 4 else 4
+            near = level <= last_focused + 1  # the short ledgers: the whole sample, pairs of features
+            shrink = 1 if near else 4
             fit = [make(config(level=level), i) for i in range(args.fit // shrink)]
             test = [make(config(level=level, split="eval"), i) for i in range(args.test // shrink)]
-            found = search(surface, fit, test, depth=2 if level <= 4 else 1)
+            found = search(surface, fit, test, depth=2 if near else 1)
             noisy = []
             for p in (0.0, 0.1, 0.3, 0.5):
                 rng = random.Random(7)

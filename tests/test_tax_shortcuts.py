@@ -46,9 +46,25 @@ ENVIRONMENTS = {
         taxable=lambda features: not features["exempt_category"],
     ),
 }
-SAMPLES = {1: (40, 150), 2: (40, 150), 3: (40, 100), 4: (30, 80), 5: (16, 40), 6: (8, 16), 7: (4, 8)}
-"""Tasks a rung's tables are fitted on and judged on (fewer where ledgers are long)."""
 CASES = [(name, level) for name, env in ENVIRONMENTS.items() for level in sorted(env.rungs)]
+FULL_SAMPLES = ((30, 80), (16, 40), (8, 16), (4, 8))
+"""Tasks the tables of the full-prompt rungs, in order, are fitted on and judged on."""
+
+
+def _focused(env) -> list[int]:
+    """The rungs under the focused prompt: the sales-only ones at the foot of the ladder."""
+    return [level for level, knobs in sorted(env.rungs.items()) if knobs["prompt_style"] == "focused"]
+
+
+def _above_focused(env, level: int) -> int:
+    """How far `level` is above the last focused rung (0 or less: it is focused)."""
+    return level - max(_focused(env))
+
+
+def _samples(env, level: int) -> tuple[int, int]:
+    """Tasks a rung's tables are fitted on and judged on (fewer where ledgers are long)."""
+    above = _above_focused(env, level)
+    return ((40, 150) if level <= 2 else (40, 100)) if above <= 0 else FULL_SAMPLES[above - 1]
 
 
 def _tasks(env, level: int, split: str, count: int) -> list:
@@ -74,8 +90,8 @@ def _degenerate(env) -> dict:
 @pytest.mark.parametrize(("name", "level"), CASES)
 def test_no_rule_over_surface_features_pays_like_the_work(name, level):
     env = ENVIRONMENTS[name]
-    fit, test = (_tasks(env, level, split, n) for split, n in zip(("train", "eval"), SAMPLES[level]))
-    found = search(env.surface, fit, test, depth=2 if level <= 4 else 1)
+    fit, test = (_tasks(env, level, split, n) for split, n in zip(("train", "eval"), _samples(env, level)))
+    found = search(env.surface, fit, test, depth=2 if _above_focused(env, level) <= 1 else 1)
     honest = policy_mean(env.surface, test, _noisy(env, 0.3))
     assert found.mean <= min(honest, 0.5), (found, honest)
 
@@ -83,7 +99,7 @@ def test_no_rule_over_surface_features_pays_like_the_work(name, level):
 @pytest.mark.parametrize(("name", "level"), CASES)
 def test_the_reward_orders_behaviour(name, level):
     env = ENVIRONMENTS[name]
-    tasks = _tasks(env, level, "eval", SAMPLES[level][1])
+    tasks = _tasks(env, level, "eval", _samples(env, level)[1])
     noisy = [policy_mean(env.surface, tasks, _noisy(env, p)) for p in (0.0, 0.1, 0.3, 0.5)]
     assert noisy[0] == pytest.approx(1.0) and noisy == sorted(noisy, reverse=True), noisy
     floor = {what: policy_mean(env.surface, tasks, policy) for what, policy in _degenerate(env).items()}
@@ -95,7 +111,7 @@ def test_the_reward_orders_behaviour(name, level):
 def test_the_surface_scores_as_the_task_does(name):
     env = ENVIRONMENTS[name]
     assert {reward: getattr(env.task, reward)._vf_weight for reward in env.weights} == env.weights
-    for level in (1, 2, 3, 5):
+    for level in [*_focused(env), max(_focused(env)) + 2]:
         for data in _tasks(env, level, "eval", 5):
             task, conversation = env.task(data), conversation_of(data)
             replies = (
@@ -106,7 +122,9 @@ def test_the_surface_scores_as_the_task_does(name):
                 assert env.surface.reward(data, reply) == pytest.approx(score_reply(task, reply).reward)
 
 
-@pytest.mark.parametrize(("name", "level"), [(name, level) for name in ENVIRONMENTS for level in (1, 2, 3)])
+@pytest.mark.parametrize(
+    ("name", "level"), [(name, level) for name, env in ENVIRONMENTS.items() for level in _focused(env)]
+)
 def test_at_the_sales_only_rungs_no_treatment_tells_a_faulty_row_and_no_rounding_undoes_one(name, level):
     """A faulty row is as likely whatever its treatment, and no miscalculated tax is put right by
     cutting or rounding the books' figure to whole dollars."""

@@ -149,18 +149,18 @@ def test_a_prompt_asking_other_figures_than_the_key_fails_validate():
     assert not _valid(UsSutTask(task.data.model_copy(update={"prompt": text})))
 
 
-def test_rungs_one_to_three_have_a_focused_prompt_and_the_others_the_full_one():
+def test_rungs_one_to_four_have_a_focused_prompt_and_the_others_the_full_one():
     for level in RUNGS:
         system = make_task_data(UsSutConfig(level=level), 0).system_prompt
-        assert (system == prompt.SYSTEM_PROMPT) == (level > 3), level
+        assert (system == prompt.SYSTEM_PROMPT) == (level > 4), level
 
 
 def test_unset_level_is_the_default_set_and_levels_have_their_own_ids():
-    default, level5 = UsSutConfig(), UsSutConfig(level=5)
+    default, level6 = UsSutConfig(), UsSutConfig(level=6)
     assert default.fault_codes == list(FAULT_CODES) and default.figures == list(FIGURES)
-    plain, five = make_task_data(default, 3), make_task_data(level5, 3)
-    assert plain.id == f"us-sut-{default.seed}-3" and five.id == f"us-sut-level5-{default.seed}-3"
-    assert plain.model_copy(update={"id": five.id}) == five  # rung 5 is the default configuration
+    plain, six = make_task_data(default, 3), make_task_data(level6, 3)
+    assert plain.id == f"us-sut-{default.seed}-3" and six.id == f"us-sut-level6-{default.seed}-3"
+    assert plain.model_copy(update={"id": six.id}) == six  # rung 6 is the default configuration
     assert len({make_task_data(UsSutConfig(level=level), 0).id for level in RUNGS}) == len(RUNGS)
 
 
@@ -177,15 +177,16 @@ def test_the_ladder_climbs():
 
 
 def test_each_focused_rung_changes_one_knob_from_the_one_below():
-    changed = [{k for k, v in RUNGS[level].items() if RUNGS[level - 1][k] != v} for level in (2, 3)]
-    assert changed == [{"row_mix"}, {"row_mix"}]
-    assert [RUNGS[level]["row_mix"] for level in (1, 2, 3)] == ["round_home_sales", "home_sales", "sales"]
+    changed = [{k for k, v in RUNGS[level].items() if RUNGS[level - 1][k] != v} for level in (2, 3, 4)]
+    assert changed == [{"row_mix"}] * 3
+    mixes = [RUNGS[level]["row_mix"] for level in (1, 2, 3, 4)]
+    assert mixes == ["round_home_sales", "home_sales", "tenth_rate_sales", "sales"]
 
 
 @pytest.mark.parametrize(
     ("knobs", "named"),
     [
-        ({"level": 0}, "level must be between 1 and 7"),
+        ({"level": 0}, "level must be between 1 and 8"),
         ({"level": 1, "num_rows": 30}, "num_rows was given"),
         ({"fault_codes": ["nexus"]}, "fault_codes must be a non-empty list"),
         ({"figures": []}, "figures must be a non-empty list"),

@@ -61,17 +61,22 @@ BUSINESS_ZIPS = tuple(z for z, (_, local) in LOCAL_RATES.items() if local > 0)
 WHOLE_RATE_ZIPS = tuple(z for z in BUSINESS_ZIPS if combined_rate(z) == combined_rate(z).to_integral_value())
 """The business ZIPs whose combined rate is a whole percent: where a ``round_home_sales`` business
 sits, so that each sale's tax is its price's hundredth times a whole number."""
+TENTH_RATE_ZIPS = tuple(z for z in ZIPS if combined_rate(z) == combined_rate(z).quantize(Decimal("0.1")))
+"""The ZIPs whose combined rate is a whole number of tenths of a percent (8, 8.5, 7.5, 9): where a
+``tenth_rate_sales`` sale is delivered."""
 
 PURCHASE_CODES = (OUTSIDE_PERIOD, MISSING_EXEMPTION_CERT, DUPLICATE_INVOICE)
 SALE_CODES = (TAX_ON_EXEMPT_ITEM, TAX_MISCALCULATED, NEXUS_MISALLOCATION, *PURCHASE_CODES)
 
 PRICE_CENTS = (500, 600_000)
 """Every gross amount is drawn from [low, high) cents."""
-MIXED, SALES, HOME_SALES, ROUND_HOME_SALES = "mixed", "sales", "home_sales", "round_home_sales"
-ROW_MIXES = (MIXED, SALES, HOME_SALES, ROUND_HOME_SALES)
+MIXED, SALES, TENTH_RATE_SALES = "mixed", "sales", "tenth_rate_sales"
+HOME_SALES, ROUND_HOME_SALES = "home_sales", "round_home_sales"
+ROW_MIXES = (MIXED, SALES, TENTH_RATE_SALES, HOME_SALES, ROUND_HOME_SALES)
 """What a ledger's rows are: sales and purchases of every kind, faults planted as the default
 configuration plants them (``mixed``); or sales with no exemption claim only, priced anywhere in
-`PRICE_CENTS` and delivered to any ZIP (``sales``), or delivered to the business ZIP by a business
+`PRICE_CENTS` and delivered to any ZIP (``sales``) or to a ZIP of `TENTH_RATE_ZIPS`
+(``tenth_rate_sales``), or delivered to the business ZIP by a business
 in a ZIP whose combined rate is a whole percent, at any price (``home_sales``) or at a whole number
 of fifty dollars, $100 to $50 x `ROUND_FIFTIES` (``round_home_sales``). In the sales-only mixes a
 row's category is drawn first (`SALES_TREATMENTS`) and whether it is faulty does not depend on it: a
@@ -137,7 +142,10 @@ def _sale(rng: random.Random, day: date, invoice: str, business_zip: str, row_mi
         gross = Decimal(50 * (2 + int(rng.random() * (ROUND_FIFTIES - 1)))).quantize(_ZERO)
     else:
         gross = _gross(rng)
-    zip_code = business_zip if row_mix in HOME_MIXES else pick(rng, ZIPS)
+    if row_mix in HOME_MIXES:
+        zip_code = business_zip
+    else:
+        zip_code = pick(rng, TENTH_RATE_ZIPS if row_mix == TENTH_RATE_SALES else ZIPS)
     tax = _ZERO if category in EXEMPT else tax_at(gross, combined_rate(zip_code))
     return Row("", invoice, day, SALE, category, gross, tax, zip_code, False, "")
 

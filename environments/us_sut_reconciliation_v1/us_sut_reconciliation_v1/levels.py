@@ -1,17 +1,18 @@
 """The difficulty ladder: what each ``level`` of the taskset sets (`piv_core.ladder`).
 
-Rungs 1 to 3 are five sales with no exemption claim under a focused prompt (only the rung's fault
+Rungs 1 to 4 are five sales with no exemption claim under a focused prompt (only the rung's fault
 codes and figure, an answer of placeholders) that ends on a worksheet of the rows to complete, and
 ask for sales_tax_due and every row's correct tax (``row_figures``) with partial credit for
 corrections only: a faulty row counts when it is flagged with its correct tax, a clean one does
 not count, and a flag counts as found only with its row's correct tax. Half the rows are faulty on
 average, whatever their category (tax charged on an exempt sale, or a taxable sale's tax
-miscalculated in one of several forms). Each of them changes one thing from the one below: rung 1
-delivers every sale to the business ZIP, whose combined rate is a whole percent, at a whole number
-of fifty dollars (``round_home_sales``); rung 2 lets the price be any (``home_sales``); rung 3 the
-ZIP too (``sales``). Rung 4 is the first under the full prompt; rung 5 is the default
-configuration, and rungs 6 and 7 are longer ledgers at higher fault rates. Every rung sets every
-knob the ladder uses, so a level is always the same task.
+miscalculated in one of several forms). Each of them changes one thing from the one below, the
+row mix: rung 1 delivers every sale to the business ZIP, whose combined rate is a whole percent,
+at a whole number of fifty dollars (``round_home_sales``); rung 2 lets the price be any
+(``home_sales``); rung 3 delivers to the ZIPs whose rate has at most one decimal
+(``tenth_rate_sales``); rung 4 to any ZIP (``sales``). Rung 5 is the first under the full prompt;
+rung 6 is the default configuration, and rungs 7 and 8 are longer ledgers at higher fault rates.
+Every rung sets every knob the ladder uses, so a level is always the same task.
 """
 
 from __future__ import annotations
@@ -41,13 +42,14 @@ FOCUSED_SALES = {
     "figure_credit": "partial",
     "row_figures": True,
 }
-"""Rung 3; rungs 1 and 2 change its row mix."""
+"""Rung 4; rungs 1 to 3 change its row mix."""
 
 RUNGS = {
     1: {**FOCUSED_SALES, "row_mix": "round_home_sales"},
     2: {**FOCUSED_SALES, "row_mix": "home_sales"},
-    3: dict(FOCUSED_SALES),
-    4: {
+    3: {**FOCUSED_SALES, "row_mix": "tenth_rate_sales"},
+    4: dict(FOCUSED_SALES),
+    5: {
         "num_rows": 20,
         "fault_rate": 0.25,
         "fault_codes": [
@@ -59,11 +61,11 @@ RUNGS = {
         ],
         "figures": ALL_FIGURES,
     },
-    5: {"num_rows": 30, "fault_rate": 0.25, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
-    6: {"num_rows": 80, "fault_rate": 0.35, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
-    7: {"num_rows": 200, "fault_rate": 0.5, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
+    6: {"num_rows": 30, "fault_rate": 0.25, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
+    7: {"num_rows": 80, "fault_rate": 0.35, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
+    8: {"num_rows": 200, "fault_rate": 0.5, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
 }
-for _rung in RUNGS.values():  # the rungs above 3 are the full task: every knob the ladder sets is set
+for _rung in RUNGS.values():  # the rungs above 4 are the full task: every knob the ladder sets is set
     _rung.setdefault("row_mix", "mixed")
     _rung.setdefault("prompt_style", "full")
     _rung.setdefault("figure_credit", "all_or_nothing")
