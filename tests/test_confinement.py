@@ -180,11 +180,9 @@ SECRET = "piv-secret-" + "5f3a9c" * 4
 
 
 def _tasks(env_id: str, count: int) -> list[vf.Task]:
-    from verifiers.v1.utils.loaders import taskset_class
+    from verifiers.v1.utils.loaders import taskset_config_type
 
-    cls = taskset_class(env_id)
-    config_cls = cls.__orig_bases__[0].__args__[1]  # vf.Taskset[TaskT, ConfigT]
-    return list(itertools.islice(iter(cls(config_cls())), count))
+    return list(itertools.islice(vf.load_taskset(taskset_config_type(env_id)(id=env_id)), count))
 
 
 def _hidden_answer(env_id: str, task: vf.Task) -> str:

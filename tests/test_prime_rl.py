@@ -77,6 +77,11 @@ CLIENT = {
     "wait_for_ready_timeout", "base_url", "api_key_var", "headers", "headers_from_env",
     "extra_headers_from_state", "skip_model_check", "admin_base_url",
 }  # fmt: skip
+# orchestrator.py: CurriculumConfig, DifficultyPoolSamplerConfig, DifficultyPoolConfig, AdvRangeGateConfig
+CURRICULUM = {
+    "sampler": {"type": None, "pools": {"*": {"threshold", "weight"}}, "seed": None},
+    "gates": {"*": {"type", "reject_min", "reject_max"}},
+}
 # rl.py: RLConfig, SharedModelConfig; trainer.py: TrainerConfig, BaseOptimizerConfig; inference.py
 RL = {
     "trainer", "orchestrator", "inference", "env_vars", "run", "output_dir", "clean", "log", "ckpt",
@@ -102,7 +107,10 @@ VERIFIERS = "verifiers"
 
 
 def _schema(source_keys: set[str], sampling: set[str]) -> dict[str, Any]:
-    return {key: None for key in source_keys} | {"env": VERIFIERS, "serve": VERIFIERS, "sampling": sampling}
+    tables = {"env": VERIFIERS, "serve": VERIFIERS, "sampling": sampling, "curriculum": CURRICULUM}
+    return {key: None for key in source_keys} | {
+        k: v for k, v in tables.items() if k in source_keys | {"env"}
+    }
 
 
 EVALS_SCHEMA: dict[str, Any] = {key: None for key in EVALS} | {
@@ -132,6 +140,8 @@ def _unknown_keys(data: Any, schema: Any, path: str = "") -> list[str]:
     if not isinstance(data, dict):
         return [f"{path} is not a table"]
     known = schema if isinstance(schema, dict) else dict.fromkeys(schema)
+    if "*" in known:  # a table of named entries (pools, gates), each of one shape
+        known = dict.fromkeys(data, known["*"])
     bad = [f"{path}.{key}".lstrip(".") for key in data if key not in known]
     return bad + [
         b
@@ -147,9 +157,12 @@ def _load(name: str) -> dict[str, Any]:
 
 def _sources() -> list[tuple[str, str, dict[str, Any]]]:
     """(file, group, source table) for every source of both files."""
-    evals, rl = _load("evals.toml"), _load("rl.toml")
+    evals = _load("evals.toml")
     return [("evals.toml", "eval", s) for s in evals["eval"]["source"]] + [
-        ("rl.toml", group, s) for group in ("train", "eval") for s in rl["orchestrator"][group]["source"]
+        (name, group, s)
+        for name in ("rl.toml", "curriculum.toml")
+        for group in ("train", "eval")
+        for s in _load(name)["orchestrator"].get(group, {}).get("source", [])
     ]
 
 
@@ -166,7 +179,9 @@ def operator_worlds(monkeypatch, tmp_path):
     monkeypatch.setenv("HOME", str(tmp_path))
 
 
-@pytest.mark.parametrize(("name", "schema"), [("evals.toml", EVALS_SCHEMA), ("rl.toml", RL_SCHEMA)])
+@pytest.mark.parametrize(
+    ("name", "schema"), [("evals.toml", EVALS_SCHEMA), ("rl.toml", RL_SCHEMA), ("curriculum.toml", RL_SCHEMA)]
+)
 def test_every_key_is_one_prime_rl_declares(name, schema):
     assert _unknown_keys(_load(name), schema) == []
 
@@ -176,6 +191,13 @@ def test_the_key_check_catches_a_stray_key():
     data["eval"]["source"][0]["num_exemples"] = 3
     data["eval"]["sampling"]["temprature"] = 0.0
     assert _unknown_keys(data, EVALS_SCHEMA) == ["eval.sampling.temprature", "eval.source[0].num_exemples"]
+    data = _load("curriculum.toml")
+    data["orchestrator"]["train"]["source"][0]["curriculum"]["sampler"]["pools"]["hard"]["weigth"] = 1
+    data["orchestrator"]["train"]["source"][1]["curriculum"]["gates"]["low_signal"]["reject"] = 0
+    assert _unknown_keys(data, RL_SCHEMA) == [
+        "orchestrator.train.source[0].curriculum.sampler.pools.hard.weigth",
+        "orchestrator.train.source[1].curriculum.gates.low_signal.reject",
+    ]
 
 
 def test_the_files_cover_all_four_environments_and_mix_them_in_training():
@@ -214,7 +236,8 @@ def test_each_source_resolves_through_verifiers_with_every_knob_accepted(
         assert env.taskset.split == ("train" if group == "train" else "eval")
     else:
         assert all(s.startswith(f"{group}:") for s in env.taskset.selectors)
-        assert len(env.taskset.selectors) == (1000 if group == "train" else 200)
+        if name != "curriculum.toml":
+            assert len(env.taskset.selectors) == (1000 if group == "train" else 200)
     # `serve`, and the taskset as the orchestrator loads it.
     serve = vf.ServeConfig.model_validate(source.get("serve", {}))
     assert serve.pool.type in ("elastic", "static")
@@ -301,3 +324,47 @@ def test_the_evals_config_runs_all_four_sources_against_one_endpoint(operator_wo
             task_id = trace.task.data.id
             assert "-eval-" in task_id or task_id.startswith("eval:"), task_id  # the held-out streams
         print(f"{name}: {[(e.traces[0].task.data.id, e.traces[0].reward) for e in episodes]}")
+
+
+# ------------------------------------------------------------------------- the curriculum over mixed rungs
+
+
+def _curricula() -> list[dict[str, Any]]:
+    return _load("curriculum.toml")["orchestrator"]["train"]["source"]
+
+
+def test_the_curriculum_trains_every_environment_on_pools_of_mixed_rungs():
+    sources = _curricula()
+    assert sorted(s["env"]["taskset"]["id"] for s in sources) == sorted(ALL_ENVS)
+    for source in sources:
+        sampler, gates = source["curriculum"]["sampler"], source["curriculum"]["gates"]
+        # What prime-rl's DifficultyPoolSamplerConfig and AdvRangeGateConfig refuse, refused here too.
+        assert sampler["type"] == "difficulty_pool"
+        thresholds = [pool["threshold"] for pool in sampler["pools"].values()]
+        assert len(set(thresholds)) == len(thresholds) and max(thresholds) == 1.0
+        assert all(pool["weight"] >= 0 for pool in sampler["pools"].values())
+        assert any(pool["weight"] > 0 for pool in sampler["pools"].values())
+        assert [gate["type"] for gate in gates.values()] == ["advantage_range"]
+        assert all(gate["reject_min"] <= 0 <= gate["reject_max"] for gate in gates.values())
+
+
+@pytest.mark.parametrize("source", _curricula(), ids=lambda s: s["name"])
+def test_each_curriculum_source_is_a_finite_mix_with_unique_durable_keys(source, operator_worlds):
+    env_id = source["env"]["taskset"]["id"]
+    if env_id not in INSTALLED:
+        pytest.skip(f"{env_id} is not installed beside verifiers {VERIFIERS_VERSION}")
+    env = vf.resolve_env_field({"env": dict(source["env"])})["env"]
+    taskset = vf.load_taskset(env.taskset)
+    assert not type(taskset).INFINITE  # prime-rl's pools list the taskset, and refuse an infinite one
+    if env_id in TEXT_ENVS:
+        levels = env.taskset.levels
+        assert len(levels) >= 3 and levels == sorted(levels)
+        size, sample = len(levels) * env.taskset.tasks_per_level, len(levels) * 20
+    else:
+        levels = sorted({int(s.rsplit("level", 1)[1]) for s in env.taskset.selectors})
+        assert levels == [2, 3, 4]  # rung 1 is served other tools: it trains alone
+        size, sample = len(env.taskset.selectors), 3
+    tasks = list(islice(iter(taskset), sample))  # every rung is served from the first tasks on
+    assert len({task.key for task in tasks}) == len(tasks) and size >= len(tasks)
+    if env_id in TEXT_ENVS:
+        assert {task.data.level for task in tasks} == set(levels)

@@ -9,16 +9,25 @@ The key is re-derived by `rules.reconcile` from the ledger exactly as the prompt
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 from typing import Annotated, Literal
 
 import verifiers.v1 as vf
 from piv_core.confinement import SingleReply
 from piv_core.knobs import at_least, at_most, integer, number, share, some_of
-from piv_core.ladder import Level, apply_level
+from piv_core.ladder import (
+    DurableKey,
+    FiniteWhenMixed,
+    Level,
+    Levels,
+    TasksPerLevel,
+    apply_level,
+    check_levels,
+    served,
+)
 from piv_core.ledger_audit import Grade, Key, LedgerData, fault_lists, key_holds
 from piv_core.prompt_size import largest_fitting, prompt_bytes
+from piv_core.rescoring import Credited, FigureCreditConfig, TasksetConfig
 from piv_core.rng import Split, split_rng, task_id
 from piv_core.timeouts import with_rollout_timeout
 from pydantic import model_validator
@@ -70,14 +79,15 @@ class AuBasData(LedgerData):
     """The corrected BAS in cents: G1, 1A, 1B, net."""
 
 
-class AuBasTask(SingleReply, vf.Task[AuBasData, vf.State, vf.TaskConfig]):
-    def _partial(self) -> bool:
-        """Whether the task's prompt grants partial credit per label (the prompt is the authority)."""
-        return prompt.read_scope(self.data.system_prompt).credit == prompt.PARTIAL
+class AuBasTask(Credited, DurableKey, SingleReply, vf.Task[AuBasData, vf.State, FigureCreditConfig]):
+    def stated_credit(self) -> str:
+        """The credit per label the task's prompt grants (the prompt is the authority; the task knob
+        ``figure_credit`` overrides it for re-scoring, `piv_core.rescoring`)."""
+        return prompt.read_scope(self.data.system_prompt).credit
 
     def _grade(self, trace: vf.Trace) -> Grade:
         data = self.data
-        return grading.grade(trace.last_reply, data.bas, data.faults, self._partial(), data.row_figures)
+        return grading.grade(trace.last_reply, data.bas, data.faults, self.partial(trace), data.row_figures)
 
     @vf.reward(weight=0.6)
     async def bas_correct(self, trace: vf.Trace) -> float:
@@ -91,7 +101,7 @@ class AuBasTask(SingleReply, vf.Task[AuBasData, vf.State, vf.TaskConfig]):
     async def audit(self, trace: vf.Trace) -> dict[str, float]:
         data = self.data
         return grading.SCHEME.metrics(
-            trace.last_reply, data.bas, data.faults, self._partial(), data.row_figures
+            trace.last_reply, data.bas, data.faults, self.partial(trace), data.row_figures
         )
 
     async def validate(self, runtime: vf.Runtime) -> bool:
@@ -124,7 +134,7 @@ def key_of(text: str, codes: tuple[str, ...] = rules.FAULT_CODES) -> Key:
     return rules.reconcile(*prompt.read_ledger(text), codes).asking(prompt.read_labels(text))
 
 
-class AuBasConfig(vf.TasksetConfig):
+class AuBasConfig(TasksetConfig):
     num_transactions: Annotated[
         int,
         integer(),
@@ -162,17 +172,26 @@ class AuBasConfig(vf.TasksetConfig):
     ``gst``; each row's entry is graded like a label (under ``partial`` credit, one share of the
     figures). Needs prompt_style ``focused``."""
     level: Level = None
-    """A rung of `levels.RUNGS` (1 easiest, 6 hardest): sets num_transactions, fault_rate,
+    """A rung of `levels.RUNGS` (1 easiest, 7 hardest): sets num_transactions, fault_rate,
     fault_codes and labels, and at the lowest rungs row_mix, prompt_style and figure_credit.
     Unset: every knob as given. Task ids read ``au-bas-level<N>-...``."""
+    levels: Levels = None
+    """Serve a finite mix of these rungs instead (e.g. ``[1, 2, 3]``): ``tasks_per_level`` tasks
+    of each, interleaved, each the task its rung alone serves (`piv_core.ladder`). Excludes
+    ``level``; the knobs given are those of every rung."""
+    tasks_per_level: TasksPerLevel = 100
+    """With ``levels``: how many tasks of each rung the mix serves."""
     seed: Annotated[int, integer()] = DEFAULT_SEED
     """Generator seed; task i depends only on (split, seed, i) and the knobs above."""
     split: Split = "train"
     """``train`` (the default) or ``eval``: two disjoint task streams under every seed
     (`piv_core.rng`); evaluate on ``eval`` what was trained on ``train``."""
+    task: FigureCreditConfig = FigureCreditConfig()
+    """Scoring knobs (``task.figure_credit``: re-score under a credit the prompt does not state)."""
 
     @model_validator(mode="after")
     def _level(self) -> AuBasConfig:
+        check_levels(self, RUNGS)
         apply_level(self, RUNGS)
         if self.row_figures and self.prompt_style != "focused":
             raise ValueError(
@@ -208,6 +227,7 @@ def make_task_data(config: AuBasConfig, idx: int) -> AuBasData:
     return AuBasData(
         idx=idx,
         id=task_id(prefix, config.split, config.seed, idx),
+        level=config.level,
         name=f"{ledger.business} {ledger.quarter.start:%Y-%m}",
         system_prompt=system,
         prompt=prompt.user_prompt(
@@ -224,9 +244,9 @@ def make_task_data(config: AuBasConfig, idx: int) -> AuBasData:
     )
 
 
-class AuBasTaskset(vf.Taskset[AuBasTask, AuBasConfig]):
+class AuBasTaskset(FiniteWhenMixed, vf.Taskset[AuBasTask, AuBasConfig]):
     INFINITE = True
 
     def load(self) -> Iterator[AuBasTask]:
-        for idx in itertools.count():
-            yield AuBasTask(with_rollout_timeout(make_task_data(self.config, idx)), self.config.task)
+        for data in served(self.config, make_task_data):
+            yield AuBasTask(with_rollout_timeout(data), self.config.task)

@@ -146,7 +146,7 @@ def test_unset_level_is_the_default_stream_and_levels_have_their_own_ids():
     assert default.fault_codes == list(FAULT_CODES) and default.labels == list(LABELS)
     plain, five = make_task_data(default, 3), make_task_data(level5, 3)
     assert plain.id == f"au-bas-{default.seed}-3" and five.id == f"au-bas-level5-{default.seed}-3"
-    assert plain.model_copy(update={"id": five.id}) == five  # rung 5 is the default configuration
+    assert plain.model_copy(update={"id": five.id, "level": 5}) == five  # rung 5 is the default configuration
     ids = {make_task_data(AuBasConfig(level=level), 0).id for level in RUNGS}
     assert len(ids) == len(RUNGS)
 

@@ -19,15 +19,19 @@ Knobs: ``selectors`` (list; default the shipped ``bank_recon_001``; keyed ``trai
 """
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 from collections import OrderedDict
 from collections.abc import Iterator
 from functools import cached_property
+from typing import Annotated, Literal
 
 import verifiers.v1 as vf
 from piv_core.confinement import refuse_host_commands
-from piv_core.ladder import Level
+from piv_core.knobs import integer
+from piv_core.ladder import DurableKey, Level
+from piv_core.rescoring import Rescorable, TasksetConfig
 from piv_core.timeouts import rollout_seconds, with_rollout_timeout
 from pydantic import field_validator, model_validator
 
@@ -54,7 +58,11 @@ class LedgerData(vf.TaskData):
 
 
 class LedgerTaskConfig(vf.TaskConfig):
-    pass
+    scorer_contract: Annotated[Literal[5, 6] | None, integer()] = None
+    """Scoring only: the scorer contract to score under; unset (the default), the current one
+    (`contract.SCORER_CONTRACT`, 6). 5 is the score before rungs 1 and 2 credited a located
+    discrepancy: 0.5 x balances hit + 0.5 x resolved - 0.1 per penalty at every rung, whatever the
+    world's policy states (for re-scoring a run: ``vf-replay <run> --taskset.task.scorer-contract 5``)."""
 
 
 key_of = answer.key_of
@@ -62,7 +70,7 @@ golden_of = answer.golden_ledger
 """The key and the golden ledger of task data (`answer.key_of`, `answer.golden_ledger`)."""
 
 
-class LedgerTask(vf.Task[LedgerData, LedgerState, LedgerTaskConfig]):
+class LedgerTask(Rescorable, DurableKey, vf.Task[LedgerData, LedgerState, LedgerTaskConfig]):
     async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
         """The eight files into the rollout's state, which the shared tools serve them from (before
         any tool server is reached), and into its workspace, for harnesses that read files. A
@@ -106,12 +114,25 @@ class LedgerTask(vf.Task[LedgerData, LedgerState, LedgerTaskConfig]):
         trace.info["episode_contract"] = json.loads(contract.recorded_digest(bool(replay)))
         trace.info["public_id"] = self.data.public_id
 
+    def scoring_rules(self, config: LedgerTaskConfig) -> dict[str, int]:
+        return {
+            "scorer_contract": config.scorer_contract or contract.SCORER_CONTRACT,
+            "episode_contract": contract.EPISODE_CONTRACT,
+            "generator": contract.GENERATOR_VERSION,
+        }
+
     @cached_property
-    def _key(self) -> str:
-        return json.dumps(isolated.key_json(key_of(self.data)))
+    def _keys(self) -> dict[bool, str]:
+        """The key as JSON, as the world's policy states it (True) and under scorer contract 5 (False)."""
+        key = key_of(self.data)
+        return {
+            True: json.dumps(isolated.key_json(key)),
+            False: json.dumps(isolated.key_json(dataclasses.replace(key, located_credit=False))),
+        }
 
     async def _score(self, trace: vf.Trace) -> Score:
-        return await _isolated_score(trace.info.get("ledger"), self._key)
+        stated = self.scoring_config(trace).scorer_contract != 5
+        return await _isolated_score(trace.info.get("ledger"), self._keys[stated])
 
     @vf.reward(weight=1.0)
     async def ledger(self, trace: vf.Trace) -> float:
@@ -158,7 +179,7 @@ async def _isolated_score(text: str | None, key: str) -> Score:
     return await asyncio.shield(flight)  # one caller cancelled never cancels the others' score
 
 
-class LedgerConfig(vf.TasksetConfig):
+class LedgerConfig(TasksetConfig):
     selectors: list[str] = [SHIPPED]
     """Worlds to serve: 'bank_recon_001', 'train:<n>', 'eval:<n>', 'train:<n>:hard' or a range
     such as 'eval:0-199' (expanded on validation)."""

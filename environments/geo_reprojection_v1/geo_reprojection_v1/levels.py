@@ -18,7 +18,7 @@ parts of any family at half the default tolerances and rewards only a reply with
 right.
 
 The keys ``graded``, ``graded_halflife`` and ``graded_per_coordinate`` set the task knobs of
-those names (`taskset.TASK_KNOBS`); every other key is a taskset knob.
+those names (`TASK_KNOBS`, `task_knobs`); every other key is a taskset knob.
 """
 
 from __future__ import annotations
@@ -80,3 +80,11 @@ RUNGS = {
     },
 }
 check_rungs(RUNGS)
+
+TASK_KNOBS = ("graded", "graded_halflife", "graded_per_coordinate")
+"""Rung keys that set a `GeoTaskConfig` field of the same name rather than a taskset knob."""
+
+
+def task_knobs(level: int | None) -> dict[str, object]:
+    """The task knobs rung `level` sets (none for no rung)."""
+    return {} if level is None else {k: v for k, v in RUNGS[level].items() if k in TASK_KNOBS}

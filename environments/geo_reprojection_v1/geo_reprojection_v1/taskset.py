@@ -17,7 +17,6 @@ closed-form formula of a grid that has one (`prompt.task_prompt`).
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Iterator
 from typing import Annotated
@@ -26,16 +25,27 @@ import verifiers.v1 as vf
 from piv_core.compat import TaskData
 from piv_core.confinement import SingleReply
 from piv_core.knobs import integer, number, some_of
-from piv_core.ladder import Level, apply_level
+from piv_core.ladder import (
+    DurableKey,
+    FiniteWhenMixed,
+    Level,
+    Levels,
+    TasksPerLevel,
+    apply_level,
+    check_levels,
+    served,
+)
+from piv_core.rescoring import Rescorable, TasksetConfig, merged_config
 from piv_core.rng import Split, split_rng, task_id
 from piv_core.timeouts import with_rollout_timeout
 from pydantic import BaseModel, ValidationInfo, field_validator, model_serializer, model_validator
 
 from geo_reprojection_v1 import generator, grading, prompt, reference, scoring
 from geo_reprojection_v1.grids import GRIDS, in_box, in_boxes
-from geo_reprojection_v1.levels import RUNGS
+from geo_reprojection_v1.levels import RUNGS, TASK_KNOBS, task_knobs
 from geo_reprojection_v1.problem import BEARING, DISTANCE, FAMILIES, INVERSE, REPROJECT, Problem
 from geo_reprojection_v1.scoring import SCORINGS, Part, Scoring
+from geo_reprojection_v1.task_config import GeoTaskConfig
 
 DEFAULT_SEED = 20260826
 ROUND_TRIP_M = 0.01
@@ -79,6 +89,8 @@ class GeoData(TaskData):
     """The parts after the first, in prompt order; empty for a one-part task."""
     scoring: Scoring = "fraction"
     """How the part scores make the reward: their mean (``fraction``) or their lowest (``all``)."""
+    level: int | None = None
+    """The rung the task was drawn at (`levels.RUNGS`), whose task knobs score it; None for none."""
 
     @model_serializer(mode="wrap")
     def _compact(self, handler):
@@ -88,6 +100,8 @@ class GeoData(TaskData):
             out.pop("more_parts", None)
         if self.scoring == "fraction":
             out.pop("scoring", None)
+        if self.level is None:
+            out.pop("level", None)
         return out
 
     @property
@@ -103,33 +117,14 @@ class GeoData(TaskData):
         return [first, *self.more_parts]
 
 
-class GeoTaskConfig(vf.TaskConfig):
-    graded: bool = False
-    """Fold the error into the reward as 1 / (1 + (error / (tolerance * graded_halflife))^2)."""
-    graded_halflife: Annotated[float, number()] = 1.0
-    """The error, in tolerance units, at which the graded reward is 0.5."""
-    graded_per_coordinate: bool = False
-    """With ``graded``: a forward projection's easting and northing are scored one by one, each on
-    its own error, and the part scores their mean (partial credit for one right coordinate)."""
+class GeoTask(Rescorable, DurableKey, SingleReply, vf.Task[GeoData, vf.State, GeoTaskConfig]):
+    def stated_knobs(self) -> dict[str, object]:
+        """The task knobs of the rung the task was drawn at: in a mix of rungs they score it."""
+        return task_knobs(self.data.level)
 
-    @field_validator("graded_halflife")
-    @classmethod
-    def _positive_halflife(cls, value: float) -> float:
-        if not (math.isfinite(value) and value > 0):
-            raise ValueError(f"graded_halflife must be a positive number, got {value}")
-        return value
-
-    @model_validator(mode="after")
-    def _per_coordinate_is_graded(self) -> GeoTaskConfig:
-        if self.graded_per_coordinate and not self.graded:
-            raise ValueError("graded_per_coordinate needs graded: set graded to true, or leave it off")
-        return self
-
-
-class GeoTask(SingleReply, vf.Task[GeoData, vf.State, GeoTaskConfig]):
     def _grade(self, trace: vf.Trace) -> scoring.TaskGrade:
-        data, config = self.data, self.config
-        parts = [Part(part.family, tuple(part.key), part.tolerance) for part in data.parts]
+        data, config = self.data, self.scoring_config(trace)
+        parts = [Part(part.family, tuple(part.key), config.tolerance(part.tolerance)) for part in data.parts]
         return scoring.grade_task(
             trace.last_reply,
             parts,
@@ -154,7 +149,7 @@ class GeoTask(SingleReply, vf.Task[GeoData, vf.State, GeoTaskConfig]):
     async def validate(self, runtime: vf.Runtime) -> bool:
         """Re-derive every part's key from the prompt's numbers, round-trip it and check every point's
         area; the prompt must state the parts' count and how they are scored."""
-        data, config = self.data, self.config
+        data, config = self.data, merged_config(self.config, None, self.stated_knobs())
         try:
             stated = prompt.read_problems(data.prompt_text)
         except ValueError:
@@ -232,7 +227,7 @@ def _inside(problem: Problem, key: tuple[float, ...]) -> bool:
     )
 
 
-class GeoConfig(vf.TasksetConfig):
+class GeoConfig(TasksetConfig):
     families: Annotated[list[str], some_of(FAMILIES, in_their_order=False)] = list(FAMILIES)
     """Families to draw from; each part picks one uniformly."""
     grids: Annotated[list[str], some_of(list(GRIDS), in_their_order=False)] = list(GRIDS)
@@ -261,6 +256,12 @@ class GeoConfig(vf.TasksetConfig):
     """A rung of `levels.RUNGS` (1 easiest): sets families, grids, tolerance_scale,
     parts_per_task, scoring and, where the rung lists them, guide, whole_degrees, task.graded,
     task.graded_halflife and task.graded_per_coordinate. Unset: those knobs as given."""
+    levels: Levels = None
+    """Serve a finite mix of these rungs instead (e.g. ``[1, 2, 3]``): ``tasks_per_level`` tasks
+    of each, interleaved, each the task its rung alone serves and scored as it scores
+    (`piv_core.ladder`). Excludes ``level``; the knobs given are those of every rung."""
+    tasks_per_level: TasksPerLevel = 100
+    """With ``levels``: how many tasks of each rung the mix serves."""
     seed: Annotated[int, integer()] = DEFAULT_SEED
     """Generator seed; task i depends only on (split, seed, i), the knobs above and the tolerances."""
     split: Split = "train"
@@ -299,6 +300,7 @@ class GeoConfig(vf.TasksetConfig):
 
     @model_validator(mode="after")
     def _level(self) -> GeoConfig:
+        check_levels(self, RUNGS)
         if self.level is not None:
             # A base tolerance at its default is what a dumped and re-read config carries: not a conflict.
             fields = type(self).model_fields
@@ -330,9 +332,7 @@ class GeoConfig(vf.TasksetConfig):
 
     def _task_level(self) -> None:
         """Fill in the task knobs the rung lists (`TASK_KNOBS`), refusing a given value that differs."""
-        if self.level is None:
-            return
-        wanted = {TASK_KNOBS[k]: v for k, v in RUNGS[self.level].items() if k in TASK_KNOBS}
+        wanted = task_knobs(self.level)
         for name, value in wanted.items():
             given = getattr(self.task, name)
             if name in self.task.model_fields_set and given != value:
@@ -355,12 +355,6 @@ class GeoConfig(vf.TasksetConfig):
 
 
 TOLERANCE_KNOBS = ("position_tolerance_m", "distance_tolerance_m", "bearing_tolerance_deg")
-TASK_KNOBS = {
-    "graded": "graded",
-    "graded_halflife": "graded_halflife",
-    "graded_per_coordinate": "graded_per_coordinate",
-}
-"""Rung keys that set a `GeoTaskConfig` field (rung key -> field) rather than a taskset knob."""
 
 
 def _part(problem: Problem, tolerance: float) -> GeoPart:
@@ -384,11 +378,13 @@ def task_data(
     task_config: GeoTaskConfig | None = None,
     prefix: str = "geo",
     guide: bool = False,
+    level: int | None = None,
 ) -> GeoData:
     """The task for `problem` (or for a list of problems, one part each): prompt, keys and tolerances.
 
     `task_config` (graded or not) only enters the prompt of a task with several parts or a guided
-    one, whose scoring statement names it; `prefix` begins the task id; `guide` as `GeoConfig.guide`.
+    one, whose scoring statement names it; `prefix` begins the task id; `guide` as `GeoConfig.guide`;
+    `level` the rung it is drawn at.
     """
     problems = problem if isinstance(problem, list) else [problem]
     tolerances = tolerance if isinstance(tolerance, list) else [tolerance]
@@ -417,6 +413,7 @@ def task_data(
         tolerance=first.tolerance,
         more_parts=more,
         scoring=scoring if more else "fraction",
+        level=level,
     )
 
 
@@ -437,12 +434,13 @@ def make_task_data(config: GeoConfig, idx: int) -> GeoData:
         config.task,
         "geo" if config.level is None else f"geo-level{config.level}",
         config.guide,
+        config.level,
     )
 
 
-class GeoTaskset(vf.Taskset[GeoTask, GeoConfig]):
+class GeoTaskset(FiniteWhenMixed, vf.Taskset[GeoTask, GeoConfig]):
     INFINITE = True
 
     def load(self) -> Iterator[GeoTask]:
-        for idx in itertools.count():
-            yield GeoTask(with_rollout_timeout(make_task_data(self.config, idx)), self.config.task)
+        for data in served(self.config, make_task_data):
+            yield GeoTask(with_rollout_timeout(data), self.config.task)

@@ -8,9 +8,9 @@ import pathlib
 import pytest
 from geo_reprojection_v1 import baselines, prompt
 from geo_reprojection_v1.grids import GRIDS
-from geo_reprojection_v1.levels import RUNGS
+from geo_reprojection_v1.levels import RUNGS, TASK_KNOBS
 from geo_reprojection_v1.problem import ARITY, FAMILIES
-from geo_reprojection_v1.taskset import TASK_KNOBS, GeoConfig, GeoData, GeoTask, GeoTaskConfig, make_task_data
+from geo_reprojection_v1.taskset import GeoConfig, GeoData, GeoTask, GeoTaskConfig, make_task_data
 from piv_core.ladder import rung_table
 from piv_core.policy import Conversation
 from piv_core.testing import score_reply
@@ -38,7 +38,7 @@ def test_the_ladder_has_four_to_six_rungs_and_each_passes_the_knob_checks():
     assert 4 <= len(RUNGS) <= 6
     for level, rung in RUNGS.items():
         knobs = {name: value for name, value in rung.items() if name not in TASK_KNOBS}
-        task = {TASK_KNOBS[name]: value for name, value in rung.items() if name in TASK_KNOBS}
+        task = {name: value for name, value in rung.items() if name in TASK_KNOBS}
         config = GeoConfig(**knobs, task=GeoTaskConfig(**task))
         assert {name: getattr(config, name) for name in knobs} == knobs
         leveled = GeoConfig(level=level)

@@ -160,7 +160,7 @@ def test_unset_level_is_the_default_set_and_levels_have_their_own_ids():
     assert default.fault_codes == list(FAULT_CODES) and default.figures == list(FIGURES)
     plain, six = make_task_data(default, 3), make_task_data(level6, 3)
     assert plain.id == f"us-sut-{default.seed}-3" and six.id == f"us-sut-level6-{default.seed}-3"
-    assert plain.model_copy(update={"id": six.id}) == six  # rung 6 is the default configuration
+    assert plain.model_copy(update={"id": six.id, "level": 6}) == six  # rung 6 is the default configuration
     assert len({make_task_data(UsSutConfig(level=level), 0).id for level in RUNGS}) == len(RUNGS)
 
 

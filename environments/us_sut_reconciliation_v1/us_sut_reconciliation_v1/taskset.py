@@ -16,9 +16,18 @@ from typing import Annotated, Literal
 import verifiers.v1 as vf
 from piv_core.confinement import SingleReply
 from piv_core.knobs import at_least, at_most, integer, number, share, some_of
-from piv_core.ladder import Level, apply_level
+from piv_core.ladder import (
+    DurableKey,
+    Level,
+    Levels,
+    TasksPerLevel,
+    apply_level,
+    check_levels,
+    interleaved,
+)
 from piv_core.ledger_audit import Grade, Key, LedgerData, fault_lists, key_holds
 from piv_core.prompt_size import SET_BUDGET, largest_fitting, prompt_bytes
+from piv_core.rescoring import Credited, FigureCreditConfig, TasksetConfig
 from piv_core.rng import Split, split_rng, task_id
 from piv_core.timeouts import with_rollout_timeout
 from pydantic import model_validator
@@ -73,14 +82,17 @@ class UsSutData(LedgerData):
     """The corrected return in cents, by figure name."""
 
 
-class UsSutTask(SingleReply, vf.Task[UsSutData, vf.State, vf.TaskConfig]):
-    def _partial(self) -> bool:
-        """Whether the task's prompt grants partial credit per figure (the prompt is the authority)."""
-        return prompt.read_scope(self.data.system_prompt).credit == prompt.PARTIAL
+class UsSutTask(Credited, DurableKey, SingleReply, vf.Task[UsSutData, vf.State, FigureCreditConfig]):
+    def stated_credit(self) -> str:
+        """The credit per figure the task's prompt grants (the prompt is the authority; the task knob
+        ``figure_credit`` overrides it for re-scoring, `piv_core.rescoring`)."""
+        return prompt.read_scope(self.data.system_prompt).credit
 
     def _grade(self, trace: vf.Trace) -> Grade:
         data = self.data
-        return grading.grade(trace.last_reply, data.figures, data.faults, self._partial(), data.row_figures)
+        return grading.grade(
+            trace.last_reply, data.figures, data.faults, self.partial(trace), data.row_figures
+        )
 
     @vf.reward(weight=0.6)
     async def return_correct(self, trace: vf.Trace) -> float:
@@ -94,7 +106,7 @@ class UsSutTask(SingleReply, vf.Task[UsSutData, vf.State, vf.TaskConfig]):
     async def audit(self, trace: vf.Trace) -> dict[str, float]:
         data = self.data
         return grading.SCHEME.metrics(
-            trace.last_reply, data.figures, data.faults, self._partial(), data.row_figures
+            trace.last_reply, data.figures, data.faults, self.partial(trace), data.row_figures
         )
 
     async def validate(self, runtime: vf.Runtime) -> bool:
@@ -127,7 +139,7 @@ def key_of(text: str, codes: tuple[str, ...] = rules.FAULT_CODES) -> Key:
     return rules.reconcile(*prompt.read_ledger(text), codes).asking(prompt.read_figures(text))
 
 
-class UsSutConfig(vf.TasksetConfig):
+class UsSutConfig(TasksetConfig):
     num_tasks: Annotated[int, integer(), at_least(1)] = 50
     """Tasks in the set, from 1 to `max_tasks(num_rows)` (54366 at the default 30 rows, 4684 at
     `MAX_ROWS`): verifiers holds the whole set at once to shuffle it or to run it without a
@@ -176,15 +188,24 @@ class UsSutConfig(vf.TasksetConfig):
     """A rung of `levels.RUNGS` (1 easiest, 8 hardest): sets num_rows, fault_rate, fault_codes
     and figures, and at the lowest rungs row_mix, prompt_style, figure_credit and row_figures. Unset: every
     knob as given. Task ids read ``us-sut-level<N>-...``."""
+    levels: Levels = None
+    """Serve a finite mix of these rungs instead (e.g. ``[1, 2, 3]``): ``tasks_per_level`` tasks
+    of each, interleaved, each the task its rung alone serves (`piv_core.ladder`). Excludes
+    ``level``; the knobs given are those of every rung."""
+    tasks_per_level: TasksPerLevel = 100
+    """With ``levels``: how many tasks of each rung the mix serves."""
     seed: Annotated[int, integer()] = DEFAULT_SEED
     """Generator seed; task i depends only on (split, seed, i) and the knobs above."""
     split: Split = "train"
     """``train`` (the default) or ``eval``: two disjoint task sets under every seed
     (`piv_core.rng`); evaluate on ``eval`` what was trained on ``train``."""
+    task: FigureCreditConfig = FigureCreditConfig()
+    """Scoring knobs (``task.figure_credit``: re-score under a credit the prompt does not state)."""
 
     @model_validator(mode="after")
     def _level_and_bounds(self) -> UsSutConfig:
         """The level's knobs filled in first, then the checks across knobs."""
+        check_levels(self, RUNGS)
         apply_level(self, RUNGS)
         if self.row_figures and self.prompt_style != "focused":
             raise ValueError(
@@ -207,6 +228,13 @@ class UsSutConfig(vf.TasksetConfig):
                 f"figure_credit={self.figure_credit!r}, got {self.num_rows}: a longer ledger's prompt "
                 "would not fit one command-line argument"
             )
+        if self.levels is not None:
+            widest = sum(widest_prompt_bytes(RUNGS[level]["num_rows"]) for level in self.levels)
+            if self.tasks_per_level * widest > SET_BUDGET:
+                raise ValueError(
+                    f"tasks_per_level must be <= {SET_BUDGET // widest} with levels={self.levels}, got "
+                    f"{self.tasks_per_level}: the mix's prompts would exceed {SET_BUDGET >> 20} MiB"
+                )
         most = max_tasks(self.num_rows)
         if self.num_tasks > most:
             raise ValueError(
@@ -230,6 +258,7 @@ def make_task_data(config: UsSutConfig, idx: int) -> UsSutData:
     return UsSutData(
         idx=idx,
         id=task_id(prefix, config.split, config.seed, idx),
+        level=config.level,
         name=f"{ledger.business} {ledger.quarter.year} Q{ledger.quarter.number}",
         system_prompt=system,
         prompt=prompt.user_prompt(
@@ -249,5 +278,8 @@ def make_task_data(config: UsSutConfig, idx: int) -> UsSutData:
 
 class UsSutTaskset(vf.Taskset[UsSutTask, UsSutConfig]):
     def load(self) -> Iterator[UsSutTask]:
-        for idx in range(self.config.num_tasks):
-            yield UsSutTask(with_rollout_timeout(make_task_data(self.config, idx)), self.config.task)
+        stream = (make_task_data(self.config, idx) for idx in range(self.config.num_tasks))
+        if self.config.levels is not None:
+            stream = interleaved(self.config, make_task_data)
+        for data in stream:
+            yield UsSutTask(with_rollout_timeout(data), self.config.task)

@@ -13,6 +13,8 @@ task, every column a string or an integer so rows of any environment share one s
 - ``system_prompt`` and ``prompt``: the text the model is shown;
 - ``inputs``: JSON of what the model is served beyond the prompt text (the task data's
   ``files``, where it has them: beancount-ledger's tools serve them);
+- ``level``: the rung the task was drawn at, 0 for a task drawn at no rung (a curriculum's
+  difficulty);
 - ``key``: JSON of every other field the environment's task data adds (the answer key);
 - ``config``: JSON of the taskset configuration the tasks came from;
 - ``data``: the task data's own JSON, from which the task is rebuilt exactly.
@@ -50,6 +52,8 @@ from piv_core.plugins import environment_ids
 
 INPUT_FIELDS = ("files",)
 """Task-data fields that are served to the model beyond the prompt text."""
+LEVEL_FIELD = "level"
+"""The task-data field of the rung a task was drawn at (`piv_core.ladder`), its own column."""
 TEXT_FIELDS = ("system_prompt", "prompt")
 MAX_CELL = 16 << 20
 """The longest text a dataset cell may hold (16 Mi characters: the widest task of any
@@ -72,6 +76,7 @@ class Row(BaseModel):
     name: Text
     system_prompt: Text
     prompt: Text
+    level: Annotated[int, Field(ge=0)]
     inputs: Text
     key: Text
     config: Text
@@ -129,6 +134,7 @@ def row_of(env_id: str, version: str, config_json: str, data: Any) -> dict[str, 
         "name": str(dumped.get("name") or ""),
         "system_prompt": str(dumped.get("system_prompt") or ""),
         "prompt": str(dumped.get("prompt") or ""),
+        "level": int(own.pop(LEVEL_FIELD, None) or 0),
         "inputs": _json({k: v for k, v in own.items() if k in INPUT_FIELDS}),
         "key": _json({k: v for k, v in own.items() if k not in INPUT_FIELDS}),
         "config": config_json,

@@ -119,9 +119,12 @@ def integer() -> BeforeValidator:
 
 def number() -> BeforeValidator:
     """A float knob, read strictly: a finite int or float (never a bool), or the text a command line
-    sends for one (`DECIMAL`). The knob's range is its own check (e.g. `share`)."""
+    sends for one (`DECIMAL`). None passes on, for an optional knob. The knob's range is its own
+    check (e.g. `share`)."""
 
     def check(value: Any, info: ValidationInfo) -> Any:
+        if value is None:
+            return value
         if isinstance(value, str):
             if len(value) > MAX_NUMBER_TEXT or not DECIMAL.fullmatch(value):
                 raise ValueError(f"{info.field_name} must be a number in ASCII digits, got {shown(value)}")

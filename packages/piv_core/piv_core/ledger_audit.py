@@ -80,6 +80,8 @@ def audit_rows(
 
 
 class LedgerData(TaskData):
+    level: int | None = None
+    """The rung of the ladder the task belongs to; None outside the ladder."""
     faults: dict[str, list[str]]
     """The fault key: txn_id -> fault codes."""
     row_figures: dict[str, int] = {}

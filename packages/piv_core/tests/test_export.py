@@ -53,6 +53,22 @@ def test_knobs_reach_the_taskset(exported):
     assert json.loads(row["config"])["num_transactions"] == 8
 
 
+@pytest.mark.parametrize(
+    "env_id", ["au-bas-reconciliation-v1", "us-sut-reconciliation-v1", "geo-reprojection-v1"]
+)
+def test_a_mix_exports_each_task_at_its_rung(tmp_path, env_id):
+    knobs = ["--env.taskset.levels", "[1, 2]", "--env.taskset.tasks-per-level", "2"]
+    assert export.export(env_id, 4, tmp_path, knobs, progress=False) == 4
+    rows = _rows(tmp_path)
+    assert [row["level"] for row in rows] == [1, 2, 1, 2]
+    assert all("level" not in json.loads(row["key"]) for row in rows)
+    assert export.check(tmp_path) == (4, [])
+
+
+def test_a_task_at_no_rung_exports_level_0(exported):
+    assert {row["level"] for row in _rows(exported["us-sut-reconciliation-v1"][0])} == {0}
+
+
 def _rows(path):
     return [json.loads(line) for line in (path / "tasks.jsonl").read_text().splitlines()]
 
