@@ -20,6 +20,7 @@ import socket
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import httpx
@@ -118,6 +119,24 @@ def test_the_installed_copy_is_the_wheels_and_ships_prefixed_commands_only(insta
     for generic in ("eval", "validate", "summarize", "baseline-endpoint"):
         if generic in scripts:  # verifiers 0.3.1 installs its own `eval` and `validate`: still its own
             assert "from verifiers." in (tmp / "venv" / "bin" / generic).read_text(), generic
+
+
+def test_each_installed_environment_carries_its_eval_defaults_where_prime_eval_reads_them(installed):
+    """`prime eval` / `vf-eval` read ``[tool.verifiers.eval]`` from ``pyproject.toml`` in the
+    installed module's own directory."""
+    _, tmp, env, envs, _ = installed
+    python = tmp / "venv" / "bin" / "python"
+    for env_id in envs:
+        module = env_id.replace("-", "_")
+        code = (
+            "import importlib.resources, json, tomllib\n"
+            f"data = tomllib.loads((importlib.resources.files({module!r}) / 'pyproject.toml').read_text())\n"
+            "print(json.dumps(data['tool']['verifiers']['eval']))"
+        )
+        done = subprocess.run([str(python), "-c", code], cwd=tmp, env=env, capture_output=True, text=True)
+        source = tomllib.loads((ROOT / "environments" / module / "pyproject.toml").read_text())
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == source["tool"]["verifiers"]["eval"]
 
 
 def _free_port() -> int:

@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[3]
 UV = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv") or "uv"
 SHIPPED = re.compile(
     r"beancount_ledger/((world|attacks)/)?[a-z_]+\.py|beancount_ledger-[\d.]+\.dist-info/[A-Za-z_./]+|"
-    r"beancount_ledger/world/data/bank_recon_001/[a-z_]+\.(csv|beancount)"
+    r"beancount_ledger/world/data/bank_recon_001/[a-z_]+\.(csv|beancount)|"
+    r"beancount_ledger/pyproject\.toml"  # the package's own metadata, where `prime eval` reads its defaults
 )
 WORLD_DATA = (
     "archive_prior_period.csv",
