@@ -19,8 +19,7 @@ from piv_core.ladder import (
     DurableKey,
     FiniteWhenMixed,
     Level,
-    Levels,
-    TasksPerLevel,
+    MixKnobs,
     apply_level,
     check_levels,
     served,
@@ -134,7 +133,7 @@ def key_of(text: str, codes: tuple[str, ...] = rules.FAULT_CODES) -> Key:
     return rules.reconcile(*prompt.read_ledger(text), codes).asking(prompt.read_labels(text))
 
 
-class AuBasConfig(TasksetConfig):
+class AuBasConfig(TasksetConfig, MixKnobs):
     num_transactions: Annotated[
         int,
         integer(),
@@ -175,12 +174,6 @@ class AuBasConfig(TasksetConfig):
     """A rung of `levels.RUNGS` (1 easiest, 7 hardest): sets num_transactions, fault_rate,
     fault_codes and labels, and at the lowest rungs row_mix, prompt_style and figure_credit.
     Unset: every knob as given. Task ids read ``au-bas-level<N>-...``."""
-    levels: Levels = None
-    """Serve a finite mix of these rungs instead (e.g. ``[1, 2, 3]``): ``tasks_per_level`` tasks
-    of each, interleaved, each the task its rung alone serves (`piv_core.ladder`). Excludes
-    ``level``; the knobs given are those of every rung."""
-    tasks_per_level: TasksPerLevel = 100
-    """With ``levels``: how many tasks of each rung the mix serves."""
     seed: Annotated[int, integer()] = DEFAULT_SEED
     """Generator seed; task i depends only on (split, seed, i) and the knobs above."""
     split: Split = "train"

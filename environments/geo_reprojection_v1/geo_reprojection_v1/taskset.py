@@ -29,8 +29,7 @@ from piv_core.ladder import (
     DurableKey,
     FiniteWhenMixed,
     Level,
-    Levels,
-    TasksPerLevel,
+    MixKnobs,
     apply_level,
     check_levels,
     served,
@@ -227,7 +226,7 @@ def _inside(problem: Problem, key: tuple[float, ...]) -> bool:
     )
 
 
-class GeoConfig(TasksetConfig):
+class GeoConfig(TasksetConfig, MixKnobs):
     families: Annotated[list[str], some_of(FAMILIES, in_their_order=False)] = list(FAMILIES)
     """Families to draw from; each part picks one uniformly."""
     grids: Annotated[list[str], some_of(list(GRIDS), in_their_order=False)] = list(GRIDS)
@@ -256,12 +255,6 @@ class GeoConfig(TasksetConfig):
     """A rung of `levels.RUNGS` (1 easiest): sets families, grids, tolerance_scale,
     parts_per_task, scoring and, where the rung lists them, guide, whole_degrees, task.graded,
     task.graded_halflife and task.graded_per_coordinate. Unset: those knobs as given."""
-    levels: Levels = None
-    """Serve a finite mix of these rungs instead (e.g. ``[1, 2, 3]``): ``tasks_per_level`` tasks
-    of each, interleaved, each the task its rung alone serves and scored as it scores
-    (`piv_core.ladder`). Excludes ``level``; the knobs given are those of every rung."""
-    tasks_per_level: TasksPerLevel = 100
-    """With ``levels``: how many tasks of each rung the mix serves."""
     seed: Annotated[int, integer()] = DEFAULT_SEED
     """Generator seed; task i depends only on (split, seed, i), the knobs above and the tolerances."""
     split: Split = "train"

@@ -19,11 +19,10 @@ from piv_core.knobs import at_least, at_most, integer, number, share, some_of
 from piv_core.ladder import (
     DurableKey,
     Level,
-    Levels,
-    TasksPerLevel,
+    MixKnobs,
     apply_level,
     check_levels,
-    interleaved,
+    served,
 )
 from piv_core.ledger_audit import Grade, Key, LedgerData, fault_lists, key_holds
 from piv_core.prompt_size import SET_BUDGET, largest_fitting, prompt_bytes
@@ -139,7 +138,7 @@ def key_of(text: str, codes: tuple[str, ...] = rules.FAULT_CODES) -> Key:
     return rules.reconcile(*prompt.read_ledger(text), codes).asking(prompt.read_figures(text))
 
 
-class UsSutConfig(TasksetConfig):
+class UsSutConfig(TasksetConfig, MixKnobs):
     num_tasks: Annotated[int, integer(), at_least(1)] = 50
     """Tasks in the set, from 1 to `max_tasks(num_rows)` (54366 at the default 30 rows, 4684 at
     `MAX_ROWS`): verifiers holds the whole set at once to shuffle it or to run it without a
@@ -188,12 +187,6 @@ class UsSutConfig(TasksetConfig):
     """A rung of `levels.RUNGS` (1 easiest, 8 hardest): sets num_rows, fault_rate, fault_codes
     and figures, and at the lowest rungs row_mix, prompt_style, figure_credit and row_figures. Unset: every
     knob as given. Task ids read ``us-sut-level<N>-...``."""
-    levels: Levels = None
-    """Serve a finite mix of these rungs instead (e.g. ``[1, 2, 3]``): ``tasks_per_level`` tasks
-    of each, interleaved, each the task its rung alone serves (`piv_core.ladder`). Excludes
-    ``level``; the knobs given are those of every rung."""
-    tasks_per_level: TasksPerLevel = 100
-    """With ``levels``: how many tasks of each rung the mix serves."""
     seed: Annotated[int, integer()] = DEFAULT_SEED
     """Generator seed; task i depends only on (split, seed, i) and the knobs above."""
     split: Split = "train"
@@ -278,8 +271,5 @@ def make_task_data(config: UsSutConfig, idx: int) -> UsSutData:
 
 class UsSutTaskset(vf.Taskset[UsSutTask, UsSutConfig]):
     def load(self) -> Iterator[UsSutTask]:
-        stream = (make_task_data(self.config, idx) for idx in range(self.config.num_tasks))
-        if self.config.levels is not None:
-            stream = interleaved(self.config, make_task_data)
-        for data in stream:
+        for data in served(self.config, make_task_data, self.config.num_tasks):
             yield UsSutTask(with_rollout_timeout(data), self.config.task)

@@ -54,6 +54,17 @@ TasksPerLevel = Annotated[
 T = TypeVar("T")
 
 
+class MixKnobs(BaseModel):
+    """The knobs of a finite mix of rungs, for a taskset config to inherit beside ``level``."""
+
+    levels: Levels = None
+    """Serve a finite mix of these rungs instead of one (e.g. ``[1, 2, 3]``): ``tasks_per_level``
+    tasks of each, interleaved, each the task its rung alone serves and scored as it scores
+    (`piv_core.ladder`). Excludes ``level``; the knobs given are those of every rung."""
+    tasks_per_level: TasksPerLevel = 100
+    """With ``levels``: how many tasks of each rung the mix serves."""
+
+
 def check_rungs(rungs: Rungs) -> None:
     """Rungs are numbered 1..N without gaps (raised at import, where a table is declared)."""
     if sorted(rungs) != list(range(1, len(rungs) + 1)):
@@ -120,12 +131,13 @@ def rung_configs(config: C, levels: list[int] | None = None) -> list[C]:
     return [type(config).model_validate({**given, "level": level}) for level in chosen]
 
 
-def served(config: BaseModel, make: Callable[[Any, int], T]) -> Iterator[T]:
+def served(config: BaseModel, make: Callable[[Any, int], T], count: int | None = None) -> Iterator[T]:
     """What a taskset of `config` serves: its mix (`interleaved`) when ``levels`` is set, else
-    `make(config, i)` for i = 0, 1, 2, ... without end."""
+    `make(config, i)` for i below `count` (without end when `count` is None)."""
     if config.levels is not None:
         return interleaved(config, make)
-    return (make(config, idx) for idx in itertools.count())
+    indices = itertools.count() if count is None else range(count)
+    return (make(config, idx) for idx in indices)
 
 
 def interleaved(config: BaseModel, make: Callable[[Any, int], T]) -> Iterator[T]:

@@ -92,19 +92,19 @@ def merged_config(
     knobs = scoring_knobs(type(config))
     saved = recorded.get("task") if isinstance(recorded, dict) else None
     layers = [saved if isinstance(saved, dict) else {}, stated or {}]
-    given = config.model_dump(mode="json", include=given_knobs(config))
+    given = given_knobs(config)
+    current = config.model_dump(mode="json", include=set(knobs))
     kept = {
         name: value
         for layer in layers
         for name, value in layer.items()
         if name in knobs and name not in given
     }
-    if not kept:
-        return config
+    if all(current.get(name) == value for name, value in kept.items()):
+        return config  # nothing differs: the common case, each time a hook of a fresh run asks
+    given = {name: current[name] for name in given}
     try:
-        merged = type(config).model_validate(
-            {**config.model_dump(mode="json", include=set(knobs)), **kept, **given}
-        )
+        merged = type(config).model_validate({**current, **kept, **given})
     except ValueError as error:
         raise ValueError(f"the run's scoring knobs {kept} with the ones given {given}: {error}") from None
     return config.model_copy(update={name: getattr(merged, name) for name in knobs})
