@@ -3,10 +3,12 @@
 #   make test   run the whole test suite (unit, property, fuzz and end-to-end)
 # uv is used when it is on PATH; otherwise it is installed into .tools/ with pip. uv never downloads
 # Python: the interpreters are found by scripts/find_python.sh (PATH, then pyenv's versions).
-# CI (.ci/run) runs `make ci`: the suite on Python 3.11 and on 3.12, the text environments'
-# tests against verifiers 0.3.1 (installed from their wheels), and every package from its wheel with
-# its dependencies at each end of the published ranges (`make test-ranges`).
-
+# CI (.ci/run) runs `make ci`: each combination of Python and dependency versions once. The whole
+# suite (end-to-end tests included) on Python 3.11 with the versions uv.lock holds; the text
+# environments' tests against verifiers 0.3.1 on 3.12; and every package from its wheel with its
+# dependencies at each end of the published ranges, the lowest on 3.11 and the highest on 3.12
+# (`make test-ranges`). Those three run the unit tests and one real eval per environment.
+# `make test-python-3.12` runs the whole suite on 3.12 with the locked versions.
 PYTHON ?= python3
 UV_VERSION := 0.13.9
 UV := $(or $(shell command -v uv 2>/dev/null),$(CURDIR)/.tools/bin/uv)
@@ -41,6 +43,20 @@ RANGE_DESELECT := environments/beancount_ledger/tests/test_ladder.py::test_unset
 RANGE_SMOKES := au-bas-reconciliation-v1:oracle us-sut-reconciliation-v1:oracle \
 	geo-reprojection-v1:oracle beancount-ledger:reference
 RANGE_PYTHON = $(FIND_PYTHON) 3.12 2>/dev/null || $(FIND_PYTHON) 3.11
+# Each end on its own Python, the oldest dependencies with the oldest Python (the other when one is missing).
+RANGE_PYTHON_lowest-direct = $(FIND_PYTHON) 3.11 2>/dev/null || $(FIND_PYTHON) 3.12
+RANGE_PYTHON_highest = $(RANGE_PYTHON)
+TEXT_SMOKES := $(filter-out beancount-ledger:%,$(RANGE_SMOKES))
+# $(call smoke_evals,VENV,SMOKES,OUT,LABEL): one eval of 2 tasks per environment with VENV's piv-eval
+# against the baseline endpoint; each must end with every episode completed.
+smoke_evals = for smoke in $(2); do \
+		env=$${smoke%%:*}; policy=$${smoke\#\#*:}; \
+		PATH="$(1)/bin:$$PATH" $(1)/bin/piv-eval $$env --model baseline/$$policy -n 2 --no-rich \
+			-o $(3)/evals --run.name $$env > $(3)/$$env.log 2>&1; \
+		last="$$(tail -n 1 $(3)/$$env.log)"; echo "$(4): $$last"; \
+		echo "$$last" | grep -Eq ' ([1-9][0-9]*) episodes?, \1 completed, 0 errors, 0 timeouts' \
+			|| { tail -n 40 $(3)/$$env.log; exit 1; }; \
+	done
 
 .PHONY: demo test sync lint bench ci wheels test-python-% test-verifiers-0.3.1 test-ranges test-range-% range-wheels
 
@@ -84,7 +100,8 @@ test-verifiers-0.3.1: $(UV)
 		-r build/verifiers-0.3.1/dev-requirements.txt && \
 	$(VF031)/bin/python -c "import importlib.metadata as m; print('verifiers', m.version('verifiers'))" && \
 	PATH="$(VF031)/bin:$(dir $(UV)):$$PATH" $(VF031)/bin/python -m pytest -p no:cacheprovider -n $(JOBS) -q \
-		$(TEXT_TESTS)
+		-m "not e2e" $(TEXT_TESTS) && \
+	mkdir -p build/verifiers-0.3.1/smoke && $(call smoke_evals,$(VF031),$(TEXT_SMOKES),build/verifiers-0.3.1/smoke,0.3.1)
 
 # WHEEL_PACKAGES built into WHEELS, with the test tools uv.lock holds (WHEELS/dev-requirements.txt).
 WHEELS ?= build/wheels
@@ -103,7 +120,7 @@ range-wheels: $(UV)
 	@rm -rf $(RANGE_DIR)/wheels && $(MAKE) --no-print-directory wheels WHEELS=$(RANGE_DIR)/wheels
 
 test-range-%: $(UV)
-	@py="$$($(RANGE_PYTHON))" || exit 1; end=$*; venv=$(CURDIR)/.venv-range-$$end; out=$(RANGE_DIR)/$$end; \
+	@py="$$($(or $(RANGE_PYTHON_$*),$(RANGE_PYTHON)))" || exit 1; end=$*; venv=$(CURDIR)/.venv-range-$$end; out=$(RANGE_DIR)/$$end; \
 	echo "== the packages with their dependencies at the $$end end of their ranges, on $$py"; \
 	[ -f $(RANGE_DIR)/wheels/dev-requirements.txt ] || $(MAKE) --no-print-directory range-wheels || exit 1; \
 	rm -rf $$out && mkdir -p $$out && \
@@ -119,21 +136,13 @@ test-range-%: $(UV)
 		print('$$end:', ', '.join(f'{p} {m.version(p)}' for p in sys.argv[1:]))" $(RANGE_KEY) && \
 	PATH="$$venv/bin:$(dir $(UV)):$$PATH" $$venv/bin/python -m pytest -p no:cacheprovider -n $(JOBS) -q \
 		-m "not e2e" $(addprefix --deselect ,$(RANGE_DESELECT)) $(RANGE_TESTS) && \
-	for smoke in $(RANGE_SMOKES); do \
-		env=$${smoke%%:*}; policy=$${smoke##*:}; \
-		PATH="$$venv/bin:$$PATH" $$venv/bin/piv-eval $$env --model baseline/$$policy -n 2 --no-rich \
-			-o $$out/evals --run.name $$env > $$out/$$env.log 2>&1; \
-		last="$$(tail -n 1 $$out/$$env.log)"; echo "$$end: $$last"; \
-		echo "$$last" | grep -Eq ' ([1-9][0-9]*) episodes?, \1 completed, 0 errors, 0 timeouts' \
-			|| { tail -n 40 $$out/$$env.log; exit 1; }; \
-	done
+	$(call smoke_evals,$$venv,$(RANGE_SMOKES),$$out,$$end)
 
 test-ranges: range-wheels
 	@for end in $(RANGE_ENDS); do $(MAKE) --no-print-directory test-range-$$end || exit 1; done
 
 ci:
 	$(MAKE) test PYTHON_VERSION=3.11
-	$(MAKE) test-python-3.12
 	$(MAKE) test-verifiers-0.3.1
 	$(MAKE) test-ranges
 

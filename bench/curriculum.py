@@ -60,8 +60,8 @@ def main() -> None:
     sys.path[:0] = [str(args.prime_rl / "src"), str(args.prime_rl / "packages" / "prime-rl-configs" / "src")]
 
     import verifiers.v1 as vf
+    from piv_core.baseline.shortcuts import conversation_of
     from piv_core.plugins import load
-    from piv_core.shortcuts import conversation_of
     from prime_rl.configs.orchestrator import CurriculumConfig
     from prime_rl.orchestrator.curriculum import Curriculum
 

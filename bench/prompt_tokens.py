@@ -23,7 +23,7 @@ import statistics
 import urllib.request
 
 import verifiers.v1 as vf
-from piv_core.prompt_size import prompt_bytes
+from piv_core.tasksets.prompt_size import prompt_bytes
 
 TEXT = ("au-bas-reconciliation-v1", "us-sut-reconciliation-v1", "geo-reprojection-v1")
 DUMMY_SECRET = b"prompt-tokens-dummy-secret-0123456789abcdef"
@@ -45,7 +45,7 @@ def counter(url: str | None):
 
 
 def _levels(env_id: str) -> list[int]:
-    from piv_core.signal_health import levels_of
+    from piv_core.cli.signal_health import levels_of
 
     return levels_of(env_id)
 

@@ -1,5 +1,5 @@
 """What the tax environments' rewards pay at each rung, per policy: the best rule over surface
-features (`piv_core.shortcuts.search`, fitted on the train split, judged on the eval split), the
+features (`piv_core.baseline.shortcuts.search`, fitted on the train split, judged on the eval split), the
 answers that skip the work, and the scripted honest audit erring on a share p of rows:
 
     uv run python bench/shortcuts.py                       # every rung of both environments
@@ -14,7 +14,7 @@ import argparse
 import random
 import time
 
-from piv_core.shortcuts import MOVES, held_out_mean, policy_mean, search
+from piv_core.baseline.shortcuts import MOVES, held_out_mean, policy_mean, search
 
 
 def _environments():

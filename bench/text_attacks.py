@@ -105,7 +105,7 @@ CASES: list[tuple[str, str, str]] = [
     (
         "au-bas grade, the oracle's figures (yardstick)",
         _GRADE_SETUP
-        + 'from piv_core.money import format_cents\nimport json\nreply = "<answer>" + json.dumps('
+        + 'from piv_core.parsing.money import format_cents\nimport json\nreply = "<answer>" + json.dumps('
         '{**{k: format_cents(v) for k, v in task.bas.items()}, "faults": task.faults}) + "</answer>"',
         "forget(); grading.grade(reply, task.bas, task.faults)",
     ),
@@ -138,7 +138,7 @@ CASES: list[tuple[str, str, str]] = [
         "au-bas score of one trace (2 rewards + 1 metric), oracle reply",
         _GRADE_SETUP
         + "from au_bas_reconciliation_v1.taskset import AuBasTask\nfrom piv_core.testing import score_reply\n"
-        "from piv_core.money import format_cents\nimport json\nscored = AuBasTask(task)\n"
+        "from piv_core.parsing.money import format_cents\nimport json\nscored = AuBasTask(task)\n"
         'reply = "<answer>" + json.dumps({**{k: format_cents(v) for k, v in task.bas.items()}, '
         '"faults": task.faults}) + "</answer>"',
         "forget(); score_reply(scored, reply)",

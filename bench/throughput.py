@@ -13,7 +13,7 @@ servers, sandboxes: every descendant) spent per episode; and their peak resident
 ``default`` is the environment's own harness (in-process); ``null`` is verifiers' process
 per episode. ``--public-sdk-path`` turns the fast model-turn path off in the env servers
 (``PIV_OPENAI_FAST_PATH=0``): every turn then takes the openai SDK's public path, as it does when
-the SDK's private pieces fail their probe (`piv_core.openai_internals`).
+the SDK's private pieces fail their probe (`piv_core.runtime.openai_internals`).
 
 For an environment whose tools do real work (beancount-ledger: the sandboxed beancount checks
 of `write_ledger` and `run_beancount`), the overhead is also given without that work: each of
@@ -35,9 +35,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import verifiers.v1 as vf
-from piv_core.endpoint import running_endpoint
-from piv_core.openai_internals import FORCE_PUBLIC
-from piv_core.serving import env_server_pool
+from piv_core.baseline.endpoint import running_endpoint
+from piv_core.runtime.openai_internals import FORCE_PUBLIC
+from piv_core.runtime.serving import env_server_pool
 from verifiers.v1.serve import EnvClient
 
 TEXT_ENVS = ["au-bas-reconciliation-v1", "us-sut-reconciliation-v1", "geo-reprojection-v1"]

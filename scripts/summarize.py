@@ -5,7 +5,7 @@ timeouts, stop reasons and the mean ± stderr of every reward and metric, plus a
 (``--html`` also writes the run report).
 """
 
-from piv_core.cli import summarize_main
+from piv_core.cli.commands import summarize_main
 
 if __name__ == "__main__":
     summarize_main()

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-from piv_core.runs import read_validate_run
+from piv_core.runs.reading import read_validate_run
 from piv_core.testing import run_baseline_eval, run_command
 
 pytestmark = pytest.mark.e2e

@@ -1,4 +1,4 @@
-"""What a model can reach, tested for every environment (`piv_core.confinement`).
+"""What a model can reach, tested for every environment (`piv_core.runtime.confinement`).
 
 - A harness that runs model-written commands is refused on the host: by `eval` at load, for
   every such harness verifiers ships and every way of naming the harness and the runtime, and by
@@ -25,10 +25,10 @@ from pathlib import Path
 
 import pytest
 import verifiers.v1 as vf
-from piv_core.cli import eval_main
-from piv_core.confinement import SANDBOX_RUNTIMES, host_refusal
-from piv_core.endpoint import running_endpoint
+from piv_core.baseline.endpoint import running_endpoint
+from piv_core.cli.commands import eval_main
 from piv_core.policy import Conversation, ToolCall
+from piv_core.runtime.confinement import SANDBOX_RUNTIMES, host_refusal
 from piv_core.testing import run_policy_eval
 
 ENV_IDS = ["au-bas-reconciliation-v1", "us-sut-reconciliation-v1", "geo-reprojection-v1", "beancount-ledger"]

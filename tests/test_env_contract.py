@@ -283,7 +283,7 @@ def test_a_number_knob_takes_only_a_number_or_its_command_line_text(env_id, knob
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_the_command_line_level_is_read_and_a_toml_bool_or_padded_text_is_refused(env_id, tmp_path, capsys):
-    from piv_core.cli import _eval_config
+    from piv_core.cli.commands import _eval_config
 
     assert _eval_config([env_id, "-n", "1", "--env.taskset.level", "2"]).env.taskset.level == 2
     for bad in (" 2", "02", "true", "2.0", "1٢"):

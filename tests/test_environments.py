@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import verifiers.v1 as vf
 from piv_core import plugins
-from piv_core.harness import SingleReplyHarness
+from piv_core.runtime.harness import SingleReplyHarness
 from verifiers.v1.utils.loaders import default_harness_id, harness_class, taskset_class
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,7 +76,7 @@ def test_text_environments_default_to_the_single_reply_harness():
 def test_one_endpoint_serves_every_installed_environment_and_tells_them_apart():
     """The baseline endpoint finds every registered environment, and recognises each one's
     requests from the system prompt its tasks carry."""
-    from piv_core.endpoint import BaselineEndpoint
+    from piv_core.baseline.endpoint import BaselineEndpoint
     from piv_core.policy import Conversation
 
     environments = plugins.load_all()

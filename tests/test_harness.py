@@ -61,7 +61,7 @@ def test_a_reply_with_a_lone_surrogate_loses_nothing(tmp_path):
     import subprocess
     import sys
 
-    from piv_core.endpoint import running_endpoint
+    from piv_core.baseline.endpoint import running_endpoint
 
     def policy(conversation):
         return "<answer>\ud800</answer>"
@@ -126,7 +126,7 @@ def test_a_reply_that_breaks_the_exchange_is_still_scored(env_id, only, tmp_path
     episode on the ledger it had already had accepted (the reference ledger, written before the
     broken `submit`), never as an unscored harness error. A lone surrogate in the arguments is
     relayed and the episode scored the ordinary way."""
-    import piv_core.endpoint as endpoint
+    import piv_core.baseline.endpoint as endpoint
     from piv_core.plugins import load
     from piv_core.policy import ToolCall
     from piv_core.testing import run_policy_eval

@@ -16,8 +16,8 @@ import verifiers.v1 as vf
 from au_bas_reconciliation_v1.taskset import AuBasConfig, AuBasTaskset
 from beancount_ledger import keys, release, scorer
 from beancount_ledger.taskset import key_of, make_task_data
-from piv_core.endpoint import running_endpoint
-from piv_core.serving import env_server_pool
+from piv_core.baseline.endpoint import running_endpoint
+from piv_core.runtime.serving import env_server_pool
 from piv_core.testing import score_reply
 from verifiers.v1.serve import EnvClient
 

@@ -1,4 +1,4 @@
-"""Finite mixes of rungs for curricula (`piv_core.ladder`): what a trainer's difficulty pools need.
+"""Finite mixes of rungs for curricula (`piv_core.tasksets.ladder`): what a trainer's difficulty pools need.
 
 prime-rl's ``DifficultyPoolSampler`` lists a finite taskset (``type(taskset).INFINITE`` false),
 refuses duplicate ``Task.key``s and keeps each task's latest group mean by key across steps and
@@ -129,8 +129,8 @@ def test_each_geo_task_in_a_mix_is_scored_as_its_rung_scores_it(served):
     import asyncio
     import random
 
+    from piv_core.baseline.shortcuts import conversation_of
     from piv_core.plugins import load
-    from piv_core.shortcuts import conversation_of
     from piv_core.testing import score_reply
 
     env_id, noisy, rng = "geo-reprojection-v1", load("geo-reprojection-v1").noisy, random.Random(3)

@@ -1,4 +1,4 @@
-"""The tax environments' noisy auditor (`piv_core.ledger_audit.erring_audit` behind each
+"""The tax environments' noisy auditor (`piv_core.ledger_audit.grading.erring_audit` behind each
 ``baselines.noisy``), tested once for both: the oracle at p = 0, reproducible from its rng, and
 worse as p grows."""
 

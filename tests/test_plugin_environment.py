@@ -9,8 +9,8 @@ import os
 
 import pytest
 from piv_core import plugins
-from piv_core.report import render_html
-from piv_core.runs import read_eval_run, trace_total
+from piv_core.runs.reading import read_eval_run, trace_total
+from piv_core.runs.report import render_html
 from piv_core.testing import register_environment, run_baseline_eval, run_command
 
 pytestmark = pytest.mark.e2e
@@ -21,7 +21,8 @@ MODULE = '''"""sum-env-v1: add two whole numbers (an environment written in a te
 import re
 
 import verifiers.v1 as vf
-from piv_core.compat import SingleReplyHarness, TaskData
+from piv_core.compat import TaskData
+from piv_core.runtime import SingleReplyHarness
 from piv_core.plugins import Registration
 
 SYSTEM = "You add two whole numbers. End your reply with <answer>N</answer>."

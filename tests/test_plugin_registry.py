@@ -19,7 +19,7 @@ import httpx
 import pytest
 import verifiers.v1 as vf
 from piv_core import plugins
-from piv_core.endpoint import BaselineEndpoint, Unrecognised, running_endpoint
+from piv_core.baseline.endpoint import BaselineEndpoint, Unrecognised, running_endpoint
 from piv_core.policy import Conversation
 from piv_core.testing import register_environment, run_command
 

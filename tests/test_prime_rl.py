@@ -30,9 +30,9 @@ from typing import Any
 
 import pytest
 import verifiers.v1 as vf
+from piv_core.baseline.endpoint import running_endpoint
 from piv_core.compat import IN_PROCESS_HARNESS, VERIFIERS_VERSION
-from piv_core.endpoint import running_endpoint
-from piv_core.serving import env_server_pool
+from piv_core.runtime.serving import env_server_pool
 from verifiers.v1.serve import EnvClient
 from verifiers.v1.utils.loaders import default_harness_id, harness_class, taskset_config_type
 

@@ -1,4 +1,4 @@
-"""verifiers' ``vf-replay`` on every environment's runs (`piv_core.rescoring`), through the real
+"""verifiers' ``vf-replay`` on every environment's runs (`piv_core.tasksets.rescoring`), through the real
 commands: a run re-scored as it is gives its own scores, and re-scored under a changed scoring knob
 gives what a fresh ``eval`` under that knob gives the same replies, each trace saying which rules
 scored it. The knobs changed are scoring-only ones, so the fresh run's prompts, and the scripted
@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from piv_core.rescoring import SCORED_UNDER
+from piv_core.tasksets.rescoring import SCORED_UNDER
 from piv_core.testing import run_baseline_eval, run_command
 
 pytestmark = pytest.mark.e2e

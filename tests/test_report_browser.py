@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 from beancount_ledger.report_view import golden_ledger, submitted_ledger
-from piv_core.answer import json_answer
-from piv_core.audit import fault_pairs, read_fault_map
-from piv_core.money import parse_cents
-from piv_core.report import write_html
-from piv_core.runs import EvalRun, last_reply, run_labels, task_data, task_key
+from piv_core.ledger_audit.audit import fault_pairs, read_fault_map
+from piv_core.parsing.answer import json_answer
+from piv_core.parsing.money import parse_cents
+from piv_core.runs.reading import EvalRun, last_reply, run_labels, task_data, task_key
+from piv_core.runs.report import write_html
 from piv_core.testing import ReportMarks, run_baseline_eval
 
 pytestmark = pytest.mark.e2e

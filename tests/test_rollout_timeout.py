@@ -19,9 +19,9 @@ from contextlib import contextmanager
 
 import pytest
 import verifiers.v1 as vf
-from piv_core.runs import read_eval_run
+from piv_core.runs.reading import read_eval_run
+from piv_core.runtime.timeouts import SINGLE_REPLY_SECONDS, rollout_seconds
 from piv_core.testing import run_command
-from piv_core.timeouts import SINGLE_REPLY_SECONDS, rollout_seconds
 
 pytestmark = pytest.mark.e2e
 

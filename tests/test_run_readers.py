@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from piv_core.run_files import MAX_DEPTH, MAX_LINE_BYTES
+from piv_core.runs.files import MAX_DEPTH, MAX_LINE_BYTES
 from piv_core.testing import run_command
 
 GOOD = {

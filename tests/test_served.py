@@ -13,8 +13,8 @@ import asyncio
 import pytest
 import verifiers.v1 as vf
 from au_bas_reconciliation_v1.taskset import AuBasConfig, AuBasTaskset
-from piv_core.endpoint import running_endpoint
-from piv_core.serving import env_server_pool
+from piv_core.baseline.endpoint import running_endpoint
+from piv_core.runtime.serving import env_server_pool
 from verifiers.v1.serve import EnvClient
 
 pytestmark = pytest.mark.e2e

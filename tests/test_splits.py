@@ -1,6 +1,6 @@
 """The ``split`` knob of the procedural environments: train and eval are disjoint streams.
 
-`piv_core.rng.split_rng` draws eval task i from a random stream no train task of any seed
+`piv_core.tasksets.rng.split_rng` draws eval task i from a random stream no train task of any seed
 shares. Checked here by content, not by construction: the first tasks of the eval split,
 under the default seed, against the first tasks of the train split under the default seed
 and a spread of others; no eval task's prompt (which alone determines the key) or key
@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 
 import pytest
-from piv_core.rng import split_rng, task_rng
+from piv_core.tasksets.rng import split_rng, task_rng
 
 ENVS = {
     "au-bas-reconciliation-v1": ("au_bas_reconciliation_v1.taskset", "AuBasConfig", {"num_transactions": 8}),

@@ -1,11 +1,14 @@
 """Structure the packages keep: no import circle among a package's modules, no `assert` guarding
 an invariant in package code (``python -O`` removes them), a docstring on every module, no module
-over `MAX_LINES` lines, and no import from the core into an environment (the core reaches
-environments only through their registrations, `piv_core.plugins`)."""
+over `MAX_LINES` lines, no import from the core into an environment (the core reaches
+environments only through their registrations, `piv_core.plugins`), and the core's layers: each of
+its units (a top-level module or a subpackage) imports only units of lower layers, as the table in
+``piv_core/__init__.py`` states them, and ``docs/architecture.md`` draws who imports whom as it is."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -47,7 +50,8 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
                 anchor = name.split(".") if is_package else name.split(".")[:-1]
                 anchor = anchor[: len(anchor) - (node.level - 1)]
                 base = ".".join([*anchor, base] if base else anchor)
-            targets = [base] + [f"{base}.{a.name}" for a in node.names]
+            # `from package import module` imports the module; any other name comes from `base`.
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
         for target in targets:
             while target and target not in modules:
                 target = target.rpartition(".")[0]
@@ -179,3 +183,94 @@ def test_no_module_is_over_the_line_limit():
         if ".venv" not in path.parts and (lines := len(path.read_text().splitlines())) > MAX_LINES
     }
     assert not long, f"modules over {MAX_LINES} lines: {long}"
+
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def _unit(module: str) -> str:
+    """The unit of the core a module belongs to: its top-level module or subpackage."""
+    return module.split(".")[1]
+
+
+def _core_layers() -> dict[str, int]:
+    """Each unit's layer, read from the table in the core's package docstring."""
+    layers: dict[str, int] = {}
+    layer = None
+    for line in (ast.get_docstring(ast.parse((CORE / "__init__.py").read_text())) or "").splitlines():
+        match = re.match(r" {4}(?:layer (\d+))?\s+([a-z_]+)/?\s", line)
+        if match:
+            layer = int(match.group(1)) if match.group(1) else layer
+            if match.group(2) in layers:
+                raise ValueError(f"{match.group(2)} is in the layer table twice")
+            layers[match.group(2)] = layer
+    return layers
+
+
+def _core_units() -> set[str]:
+    return {p.stem for p in CORE.glob("*.py") if p.stem != "__init__"} | {
+        p.parent.name for p in CORE.glob("*/__init__.py")
+    }
+
+
+def _core_edges() -> dict[str, set[str]]:
+    """Unit -> the other units it imports (the package root, a facade, stands for what it re-exports)."""
+    modules = _modules(CORE)
+    reexported = {_unit(t) for t in _imports("piv_core", CORE / "__init__.py", modules)}
+    edges: dict[str, set[str]] = {unit: set() for unit in _core_units()}
+    for name, path in modules.items():
+        if name == "piv_core":
+            continue
+        for target in _imports(name, path, modules):
+            units = reexported if target == "piv_core" else {_unit(target)}
+            edges[_unit(name)] |= units - {_unit(name)}
+    return edges
+
+
+def _picture(edges: dict[str, set[str]], layers: dict[str, int]) -> str:
+    """Who imports whom, highest layer first, one unit a line: ``unit -> units it imports``."""
+
+    def shown(unit: str) -> str:
+        return f"{unit}/" if (CORE / unit).is_dir() else unit
+
+    def ordered(units) -> list[str]:
+        return sorted(units, key=lambda u: (-layers.get(u, -1), u))
+
+    width = max(len(shown(u)) for u in edges)
+    return "\n".join(
+        f"{layers.get(u, '?')}  {shown(u).ljust(width)}  -> "
+        + (" ".join(shown(t) for t in ordered(edges[u])) or "(nothing)")
+        for u in ordered(edges)
+    )
+
+
+def test_every_core_unit_has_one_layer():
+    layers, units = _core_layers(), _core_units()
+    assert set(layers) == units, (
+        f"units missing from the layer table in piv_core/__init__.py: {sorted(units - set(layers))}; "
+        f"listed but absent: {sorted(set(layers) - units)}"
+    )
+
+
+def test_the_core_imports_only_downwards():
+    layers = _core_layers()
+    upward = sorted(
+        f"{unit} (layer {layers[unit]}) imports {target} (layer {layers[target]})"
+        for unit, targets in _core_edges().items()
+        for target in targets
+        if layers[target] >= layers[unit]
+    )
+    assert not upward, f"imports that do not go down a layer: {upward}"
+
+
+def test_the_architecture_page_draws_the_imports_as_they_are():
+    picture = _picture(_core_edges(), _core_layers())
+    page = ARCHITECTURE.read_text()
+    assert picture in page, f"docs/architecture.md's import picture is stale; it is now:\n{picture}"
+
+
+def test_the_layer_check_catches_an_upward_import():
+    layers = {"low": 0, "high": 1}
+    edges = {"low": {"high"}, "high": {"low"}}
+    assert [(u, t) for u, ts in edges.items() for t in ts if layers[t] >= layers[u]] == [("low", "high")]
+    assert _unit("piv_core.runs.reading") == "runs" and _unit("piv_core.policy") == "policy"

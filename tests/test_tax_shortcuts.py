@@ -4,7 +4,7 @@ stay below an honest audit erring on every other row; and an honest audit's rewa
 more.
 
 The shortcut search fits decision tables over the features each environment's `shortcuts` surface
-reads on the train split and judges them on the eval split (`piv_core.shortcuts.search`)."""
+reads on the train split and judges them on the eval split (`piv_core.baseline.shortcuts.search`)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from au_bas_reconciliation_v1 import baselines as au_baselines
 from au_bas_reconciliation_v1 import levels as au_levels
 from au_bas_reconciliation_v1 import shortcuts as au_shortcuts
 from au_bas_reconciliation_v1 import taskset as au_taskset
-from piv_core.shortcuts import MOVES, conversation_of, held_out_mean, policy_mean, search
+from piv_core.baseline.shortcuts import MOVES, conversation_of, held_out_mean, policy_mean, search
 from piv_core.testing import score_reply
 from us_sut_reconciliation_v1 import baselines as us_baselines
 from us_sut_reconciliation_v1 import levels as us_levels
@@ -78,7 +78,7 @@ def _noisy(env, p: float):
 
 def _degenerate(env) -> dict:
     """Answers that skip the work, besides one move for every row (the books copied, zeros, every
-    row flagged with its own code or every code: `piv_core.shortcuts.MOVES`)."""
+    row flagged with its own code or every code: `piv_core.baseline.shortcuts.MOVES`)."""
     return {
         "empty": lambda conversation: '<answer>{"faults": {}}</answer>',
         "example copied": env.baselines.example,

@@ -26,7 +26,7 @@ import random
 import re
 from decimal import Decimal
 
-from piv_core.ledger_audit import answer_text, erring_audit
+from piv_core.ledger_audit.grading import answer_text, erring_audit
 from piv_core.policy import Conversation, Policy
 
 from au_bas_reconciliation_v1.ledger import SALE, Row

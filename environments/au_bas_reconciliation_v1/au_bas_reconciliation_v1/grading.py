@@ -1,6 +1,6 @@
 """How a reply is graded: the BAS labels and the audit, under this environment's metric names.
 
-Reading and scoring are `piv_core.ledger_audit`'s: the last ``<answer>`` block must hold a JSON
+Reading and scoring are `piv_core.ledger_audit.grading`'s: the last ``<answer>`` block must hold a JSON
 object whose ``faults`` is a fault map, or every score is 0 and ``parsed`` is 0; a label that
 is missing or not an exact cent amount is simply wrong. Every label the task asks for is graded
 (all four unless the `labels` knob names fewer), and so is every row's correct GST when the
@@ -11,7 +11,7 @@ also carries ``<label>_correct`` per label and ``precision_<code>``, ``recall_<c
 
 from __future__ import annotations
 
-from piv_core.ledger_audit import Grade, Scheme
+from piv_core.ledger_audit.grading import Grade, Scheme
 
 from au_bas_reconciliation_v1.prompt import ROW_KEY
 from au_bas_reconciliation_v1.rules import FAULT_CODES, LABELS

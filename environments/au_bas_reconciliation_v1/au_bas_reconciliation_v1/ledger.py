@@ -10,8 +10,8 @@ from datetime import date
 from decimal import Decimal
 from typing import NamedTuple
 
-from piv_core.ledger_audit_plan import PURCHASE, SALE
-from piv_core.table import Table, amount, choice, day, text
+from piv_core.ledger_audit.plan import PURCHASE, SALE
+from piv_core.parsing.table import Table, amount, choice, day, text
 
 TAXABLE = (
     "general_goods",

@@ -1,4 +1,4 @@
-"""The difficulty ladder: what each ``level`` of the taskset sets (`piv_core.ladder`).
+"""The difficulty ladder: what each ``level`` of the taskset sets (`piv_core.tasksets.ladder`).
 
 Rungs 1 to 3 are sales under a focused prompt (only the rung's fault codes and label, an answer of
 placeholders) that ends on a worksheet of the rows to complete, and ask for 1A and every row's
@@ -15,7 +15,7 @@ knob the ladder uses, so a level is always the same task.
 
 from __future__ import annotations
 
-from piv_core.ladder import check_rungs
+from piv_core.tasksets.ladder import check_rungs
 
 from au_bas_reconciliation_v1.rules import (
     DUPLICATE_INVOICE,

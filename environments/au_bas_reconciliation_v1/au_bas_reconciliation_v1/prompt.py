@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from datetime import date
 from typing import NamedTuple
 
-from piv_core.ledger_audit import figure_of, verdict
-from piv_core.ledger_audit import worksheet as ledger_worksheet
+from piv_core.ledger_audit.grading import figure_of, verdict
+from piv_core.ledger_audit.grading import worksheet as ledger_worksheet
 
 from au_bas_reconciliation_v1.ledger import (
     GST_FREE,

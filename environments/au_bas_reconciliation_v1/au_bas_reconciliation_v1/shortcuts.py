@@ -1,4 +1,4 @@
-"""What a shortcut policy sees of an au-bas task (`piv_core.shortcuts.Surface`).
+"""What a shortcut policy sees of an au-bas task (`piv_core.baseline.shortcuts.Surface`).
 
 A row at a glance: its treatment as the category table names it, its type, whether its recorded
 gst is zero, has cents or repeats the amount's digits (``44.00`` and ``4.40``), whether its amount
@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from functools import lru_cache
 
-from piv_core.ledger_audit import answer_text
-from piv_core.shortcuts import Glance, median_split, point_moved
+from piv_core.baseline.shortcuts import Glance, median_split, point_moved
+from piv_core.ledger_audit.grading import answer_text
 
 from au_bas_reconciliation_v1 import grading, prompt, rules
 from au_bas_reconciliation_v1.rules import GST_MISCALCULATED, GST_ON_GST_FREE

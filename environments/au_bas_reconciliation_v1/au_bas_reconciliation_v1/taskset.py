@@ -13,9 +13,11 @@ from collections.abc import Iterator
 from typing import Annotated, Literal
 
 import verifiers.v1 as vf
-from piv_core.confinement import SingleReply
-from piv_core.knobs import at_least, at_most, integer, number, share, some_of
-from piv_core.ladder import (
+from piv_core.ledger_audit.grading import Grade, Key, LedgerData, fault_lists, key_holds
+from piv_core.runtime.confinement import SingleReply
+from piv_core.runtime.timeouts import with_rollout_timeout
+from piv_core.tasksets.knobs import at_least, at_most, integer, number, share, some_of
+from piv_core.tasksets.ladder import (
     DurableKey,
     FiniteWhenMixed,
     Level,
@@ -24,11 +26,9 @@ from piv_core.ladder import (
     check_levels,
     served,
 )
-from piv_core.ledger_audit import Grade, Key, LedgerData, fault_lists, key_holds
-from piv_core.prompt_size import largest_fitting, prompt_bytes
-from piv_core.rescoring import Credited, FigureCreditConfig, TasksetConfig
-from piv_core.rng import Split, split_rng, task_id
-from piv_core.timeouts import with_rollout_timeout
+from piv_core.tasksets.prompt_size import largest_fitting, prompt_bytes
+from piv_core.tasksets.rescoring import Credited, FigureCreditConfig, TasksetConfig
+from piv_core.tasksets.rng import Split, split_rng, task_id
 from pydantic import model_validator
 
 from au_bas_reconciliation_v1 import generator, grading, prompt, rules
@@ -65,7 +65,7 @@ def widest_prompt_bytes(
 
 
 MAX_TRANSACTIONS = largest_fitting(widest_prompt_bytes, generator.MIN_ROWS)
-"""The most rows whose widest prompt fits one command-line argument (`piv_core.prompt_size`),
+"""The most rows whose widest prompt fits one command-line argument (`piv_core.tasksets.prompt_size`),
 under the full system prompt with all-or-nothing credit (the default)."""
 MAX_TRANSACTIONS_ANY_PROMPT = largest_fitting(
     lambda n: widest_prompt_bytes(n, LONGEST_SYSTEM_PROMPT, prompt.FOCUSED), generator.MIN_ROWS
@@ -81,7 +81,7 @@ class AuBasData(LedgerData):
 class AuBasTask(Credited, DurableKey, SingleReply, vf.Task[AuBasData, vf.State, FigureCreditConfig]):
     def stated_credit(self) -> str:
         """The credit per label the task's prompt grants (the prompt is the authority; the task knob
-        ``figure_credit`` overrides it for re-scoring, `piv_core.rescoring`)."""
+        ``figure_credit`` overrides it for re-scoring, `piv_core.tasksets.rescoring`)."""
         return prompt.read_scope(self.data.system_prompt).credit
 
     def _grade(self, trace: vf.Trace) -> Grade:
@@ -178,7 +178,7 @@ class AuBasConfig(TasksetConfig, MixKnobs):
     """Generator seed; task i depends only on (split, seed, i) and the knobs above."""
     split: Split = "train"
     """``train`` (the default) or ``eval``: two disjoint task streams under every seed
-    (`piv_core.rng`); evaluate on ``eval`` what was trained on ``train``."""
+    (`piv_core.tasksets.rng`); evaluate on ``eval`` what was trained on ``train``."""
     task: FigureCreditConfig = FigureCreditConfig()
     """Scoring knobs (``task.figure_credit``: re-score under a credit the prompt does not state)."""
 

@@ -7,7 +7,7 @@ import json
 import pytest
 from au_bas_reconciliation_v1.baselines import POLICIES
 from au_bas_reconciliation_v1.taskset import AuBasConfig, AuBasData, AuBasTask, make_task_data
-from piv_core.money import format_cents
+from piv_core.parsing.money import format_cents
 from piv_core.policy import Conversation
 
 

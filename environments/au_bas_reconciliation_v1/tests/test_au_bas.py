@@ -7,7 +7,7 @@ import json
 import pytest
 from au_bas_reconciliation_v1.rules import FAULT_CODES
 from au_bas_reconciliation_v1.taskset import AuBasConfig, AuBasTaskset
-from piv_core.money import format_cents
+from piv_core.parsing.money import format_cents
 from piv_core.testing import score_reply
 
 

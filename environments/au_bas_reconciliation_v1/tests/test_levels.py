@@ -13,8 +13,8 @@ from au_bas_reconciliation_v1.levels import RUNGS
 from au_bas_reconciliation_v1.prompt import read_ledger
 from au_bas_reconciliation_v1.rules import FAULT_CODES, GST_MISCALCULATED, GST_ON_GST_FREE, LABELS
 from au_bas_reconciliation_v1.taskset import AuBasConfig, AuBasTask, make_task_data
-from piv_core.ladder import rung_table
-from piv_core.money import format_cents
+from piv_core.parsing.money import format_cents
+from piv_core.tasksets.ladder import rung_table
 from piv_core.testing import filled_from_key, score_reply
 from pydantic import ValidationError
 

@@ -19,7 +19,7 @@ from au_bas_reconciliation_v1.taskset import (
     widest_prompt_bytes,
 )
 from piv_core import task_rng
-from piv_core.prompt_size import ARG_STRLEN_MAX, PROMPT_BUDGET, prompt_bytes
+from piv_core.tasksets.prompt_size import ARG_STRLEN_MAX, PROMPT_BUDGET, prompt_bytes
 from pydantic import ValidationError
 
 

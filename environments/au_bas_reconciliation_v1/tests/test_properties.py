@@ -15,8 +15,9 @@ from au_bas_reconciliation_v1.rules import FAULT_CODES
 from au_bas_reconciliation_v1.taskset import AuBasConfig, AuBasTask, make_task_data
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from piv_core import json_answer, ledger_audit
-from piv_core.money import format_cents
+from piv_core import json_answer
+from piv_core.ledger_audit import grading as ledger_audit
+from piv_core.parsing.money import format_cents
 from piv_core.testing import score_reply
 
 

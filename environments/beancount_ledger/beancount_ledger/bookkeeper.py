@@ -14,7 +14,12 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from piv_core.bounded_decode import TOOL_ARGUMENTS_MAX_BYTES, TOOL_ARGUMENTS_MAX_DEPTH, Undecodable, load_json
+from piv_core.parsing.bounded_decode import (
+    TOOL_ARGUMENTS_MAX_BYTES,
+    TOOL_ARGUMENTS_MAX_DEPTH,
+    Undecodable,
+    load_json,
+)
 from piv_core.policy import Conversation, Policy, Reasoned, Reply, ToolCall
 
 from beancount_ledger.contract import MAX_TURNS

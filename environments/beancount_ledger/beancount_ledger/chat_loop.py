@@ -6,7 +6,7 @@ calls does not end the program (the model is reminded, and the episode ends afte
 left of the episode's completion-token ceiling; only the first `CALLS_PER_TURN` tool calls of a
 turn are run, the rest answered with an error; and prior turns' reasoning fields are sent back
 to the model or withheld as the harness's ``replay_reasoning`` says (`loop_channel`). A tool
-call's arguments are decoded within bounds (`piv_core.bounded_decode`: at most
+call's arguments are decoded within bounds (`piv_core.parsing.bounded_decode`: at most
 `TOOL_ARGUMENTS_MAX_BYTES`, nested at most `TOOL_ARGUMENTS_MAX_DEPTH` deep, refused unread
 otherwise). Arguments that are not such JSON, or not an object, or not valid Unicode (a lone
 surrogate, which no transport can carry), and any failure of handling or running a tool call,
@@ -16,7 +16,7 @@ transcript in the episode's channel, so the harness can record what the model wa
 Two of the bundled program's per-episode costs are removed here without changing a byte on the
 wire: `capped_chat` posts the request body as built (the SDK's request-parameter transform walks
 every message of the growing transcript, and leaves plain JSON messages unchanged) through
-`piv_core.chat_request.sdk_completion` (the SDK's request, headers and retry rule, from one pooled
+`piv_core.runtime.chat_request.sdk_completion` (the SDK's request, headers and retry rule, from one pooled
 connection per event loop instead of a client per episode), and
 `mcp_client` builds its HTTP client with one TLS context per process instead of parsing the CA
 bundle again for every episode's connection to the tool server.
@@ -31,8 +31,13 @@ from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from piv_core.bounded_decode import TOOL_ARGUMENTS_MAX_BYTES, TOOL_ARGUMENTS_MAX_DEPTH, Undecodable, load_json
-from piv_core.harness import scrub_surrogates as without_surrogates
+from piv_core.parsing.bounded_decode import (
+    TOOL_ARGUMENTS_MAX_BYTES,
+    TOOL_ARGUMENTS_MAX_DEPTH,
+    Undecodable,
+    load_json,
+)
+from piv_core.runtime.harness import scrub_surrogates as without_surrogates
 
 from beancount_ledger.limits import CALLS_PER_TURN, IDLE_TURNS, REPLY_CAP, TOKEN_CEILING
 from beancount_ledger.loop_channel import EPISODE, LoopEpisode
@@ -95,8 +100,8 @@ def assistant_turn(message, replay_reasoning: bool) -> dict:
 async def capped_chat(client, model, messages, tools, max_tokens):
     """One streamed completion with ``max_tokens`` set: the request the SDK's ``client.post`` makes
     for this body, retried and failed by the SDK's rule, and its stream read by the program's
-    ``_read_chat_completion``, without the SDK's per-request machinery (`piv_core.chat_request`)."""
-    from piv_core.chat_request import chat_body, sdk_completion
+    ``_read_chat_completion``, without the SDK's per-request machinery (`piv_core.runtime.chat_request`)."""
+    from piv_core.runtime.chat_request import chat_body, sdk_completion
 
     return await sdk_completion(client, chat_body(model, messages, tools, max_tokens), _read_chat_completion)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from datetime import date as Date
 
-from piv_core.money import format_cents, parse_cents
+from piv_core.parsing.money import format_cents, parse_cents
 
 _LONGEST = 120
 """The most characters any part may have (an account name of the chart is far shorter)."""

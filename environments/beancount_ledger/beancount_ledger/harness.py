@@ -4,7 +4,7 @@ run in-process, and a trace that holds everything the model was given.
 The stock `null` harness ends at the first reply without a tool call; this one runs
 `chat_loop.run_chat_loop` instead (three idle replies end it, every request is capped at the
 tokens left). The program is verifiers' bundled chat program with that loop spliced in; it is
-executed in the env server's process by `piv_core.harness.run_chat_program` (no process per
+executed in the env server's process by `piv_core.runtime.harness.run_chat_program` (no process per
 episode), calling the task's tool servers and the interception endpoint exactly as the script
 would. Exported from the package, it is the default harness of ``beancount-ledger``.
 
@@ -27,7 +27,7 @@ import inspect
 from functools import lru_cache
 from typing import Any
 
-from piv_core.harness import InProcessNullHarness
+from piv_core.runtime.harness import InProcessNullHarness
 from verifiers.v1.clients import ModelContext
 from verifiers.v1.harness import Harness
 from verifiers.v1.harnesses.null.harness import NullHarnessConfig

@@ -7,7 +7,7 @@ generated from the bare integer n, for the repository's own tests). ``train:<n>:
 ladder (`ladder.py`). Ranges such as ``eval:0-199`` or ``train:0-9:hard`` expand to every index
 in them, once their count is bounded: one taskset names at most `MAX_WORLDS` worlds, counted from
 the ranges' ends before anything is expanded. Every number in a selector is ASCII digits
-(`piv_core.knobs.WHOLE`): ``train:1٢`` is malformed, not ``train:12``.
+(`piv_core.tasksets.knobs.WHOLE`): ``train:1٢`` is malformed, not ``train:12``.
 
 A keyed world's seed is an HMAC-SHA256 of its selector under the evaluator secret
 (``PIV_EVAL_SECRET``, else the file ``~/.piv/eval_secret``; at least 16 bytes), so nothing an
@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from piv_core.knobs import shown, whole
+from piv_core.tasksets.knobs import shown, whole
 
 from beancount_ledger import ladder, world
 

@@ -20,8 +20,8 @@ other world is served the six tools and the common prompt.
 
 from __future__ import annotations
 
-from piv_core.knobs import WHOLE
-from piv_core.ladder import check_rungs, rung_table
+from piv_core.tasksets.knobs import WHOLE
+from piv_core.tasksets.ladder import check_rungs, rung_table
 
 from beancount_ledger import world
 

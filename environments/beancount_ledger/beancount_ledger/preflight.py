@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from piv_core.knobs import argument, whole_range
+from piv_core.tasksets.knobs import argument, whole_range
 
 from beancount_ledger import keys, ladder, release
 

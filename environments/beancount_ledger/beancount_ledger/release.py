@@ -26,8 +26,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from piv_core.bounded_decode import OPERATOR_FILE_MAX_DEPTH, Undecodable, load_json
-from piv_core.run_files import read_text
+from piv_core.parsing.bounded_decode import OPERATOR_FILE_MAX_DEPTH, Undecodable, load_json
+from piv_core.runs.files import read_text
 
 from beancount_ledger import contract, keys
 from beancount_ledger.keys import Refused
@@ -38,7 +38,7 @@ OVERRIDE_ENV = "PIV_DEV_UNMANIFESTED"
 _SOURCE_ROOT = Path(__file__).resolve().parent.parent
 MAX_MANIFEST_BYTES = 64 << 20
 """The largest manifest read (64 MiB, some 200,000 records); it is decoded only when nested at
-most `piv_core.bounded_decode.OPERATOR_FILE_MAX_DEPTH` deep."""
+most `piv_core.parsing.bounded_decode.OPERATOR_FILE_MAX_DEPTH` deep."""
 
 
 def canonical(value: Any) -> bytes:

@@ -13,9 +13,14 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from piv_core.bounded_decode import TOOL_ARGUMENTS_MAX_BYTES, TOOL_ARGUMENTS_MAX_DEPTH, Undecodable, load_json
-from piv_core.report_views import DIFF, css_class
-from piv_core.runs import task_data, tool_calls
+from piv_core.parsing.bounded_decode import (
+    TOOL_ARGUMENTS_MAX_BYTES,
+    TOOL_ARGUMENTS_MAX_DEPTH,
+    Undecodable,
+    load_json,
+)
+from piv_core.runs.reading import task_data, tool_calls
+from piv_core.runs.report_views import DIFF, css_class
 
 from beancount_ledger import answer, isolated
 from beancount_ledger.limits import LEDGER_ENVELOPE

@@ -165,7 +165,7 @@ class _Worker:
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
         # Imported here, on the caller's side: the worker imports this module and nothing of piv_core.
-        from piv_core.bounded_decode import Undecodable, load_json
+        from piv_core.parsing.bounded_decode import Undecodable, load_json
 
         try:  # nested as deep as it likes, a reply is refused unread (no reply outgrows the worker)
             answer = load_json(line, max_bytes=MEMORY_BYTES, where="the sandbox worker's reply")

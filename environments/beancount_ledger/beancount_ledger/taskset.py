@@ -28,11 +28,11 @@ from functools import cached_property
 from typing import Annotated, Literal
 
 import verifiers.v1 as vf
-from piv_core.confinement import refuse_host_commands
-from piv_core.knobs import integer
-from piv_core.ladder import DurableKey, Level
-from piv_core.rescoring import Rescorable, TasksetConfig
-from piv_core.timeouts import rollout_seconds, with_rollout_timeout
+from piv_core.runtime.confinement import refuse_host_commands
+from piv_core.runtime.timeouts import rollout_seconds, with_rollout_timeout
+from piv_core.tasksets.knobs import integer
+from piv_core.tasksets.ladder import DurableKey, Level
+from piv_core.tasksets.rescoring import Rescorable, TasksetConfig
 from pydantic import field_validator, model_validator
 
 from beancount_ledger import answer, contract, isolated, keys, ladder, release, world
@@ -75,7 +75,7 @@ class LedgerTask(Rescorable, DurableKey, vf.Task[LedgerData, LedgerState, Ledger
         """The eight files into the rollout's state, which the shared tools serve them from (before
         any tool server is reached), and into its workspace, for harnesses that read files. A
         harness that runs model-written commands is refused here on a host runtime
-        (`piv_core.confinement`)."""
+        (`piv_core.runtime.confinement`)."""
         refuse_host_commands(trace, runtime)
         trace.state.files = dict(self.data.files)
         for name, text in self.data.files.items():
@@ -278,5 +278,7 @@ class LedgerTaskset(vf.Taskset[LedgerTask, LedgerConfig]):
                     f"{selector!r} no longer regenerates the world its manifest certified "
                     "(the generator changed without a version bump); run the preflight again",
                 )
-            timeout = rollout_seconds(contract.TOKEN_CEILING, contract.MAX_TURNS)  # 1800 s, piv_core.timeouts
+            timeout = rollout_seconds(
+                contract.TOKEN_CEILING, contract.MAX_TURNS
+            )  # 1800 s, piv_core.runtime.timeouts
             yield LedgerTask(with_rollout_timeout(data, timeout), self.config.task)

@@ -24,9 +24,9 @@ from beancount_ledger.report_view import ledger_view, submitted_ledger
 from beancount_ledger.taskset import make_task_data
 from openai.types.chat import ChatCompletion, ChatCompletionMessageToolCall
 from openai.types.chat.chat_completion_message_tool_call import Function
-from piv_core.bounded_decode import TOOL_ARGUMENTS_MAX_BYTES, TOOL_ARGUMENTS_MAX_DEPTH
-from piv_core.harness import program_namespace
+from piv_core.parsing.bounded_decode import TOOL_ARGUMENTS_MAX_BYTES, TOOL_ARGUMENTS_MAX_DEPTH
 from piv_core.policy import Conversation
+from piv_core.runtime.harness import program_namespace
 
 DEEP = 3_000
 """The depth of the attack that ended an episode as a harness error (about 6 KB)."""

@@ -18,7 +18,7 @@ from aiohttp import web
 from beancount_ledger import chat_loop, contract, limits, tools, verifiers_internals
 from beancount_ledger.harness import LedgerHarnessConfig, program_source
 from openai import AsyncOpenAI
-from piv_core.harness import program_namespace
+from piv_core.runtime.harness import program_namespace
 from pydantic import ValidationError
 from verifiers.v1.utils.loaders import harness_config_type
 

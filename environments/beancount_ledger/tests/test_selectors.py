@@ -128,7 +128,7 @@ def test_the_real_validate_command_refuses_a_huge_range_without_a_traceback(tmp_
         [
             sys.executable,
             "-c",
-            "import sys; from piv_core.cli import validate_main; validate_main(sys.argv[1:])",
+            "import sys; from piv_core.cli.commands import validate_main; validate_main(sys.argv[1:])",
             *args[1:],
         ],
         capture_output=True,

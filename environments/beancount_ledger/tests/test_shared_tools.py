@@ -252,8 +252,8 @@ def _tool_servers_under(root: int) -> list[int]:
 
 @pytest.mark.e2e
 def test_concurrent_episodes_of_one_worker_share_its_tool_server(dev_worlds):
-    from piv_core.endpoint import running_endpoint
-    from piv_core.serving import env_server_pool
+    from piv_core.baseline.endpoint import running_endpoint
+    from piv_core.runtime.serving import env_server_pool
     from verifiers.v1.serve import EnvClient
 
     selectors = ["bank_recon_001"] + [f"dev:{n}" for n in range(15)]

@@ -23,7 +23,7 @@ import sys
 from typing import NamedTuple
 
 from piv_core import last_answer_block
-from piv_core.answer import parsed_once
+from piv_core.parsing.answer import parsed_once
 
 from geo_reprojection_v1.problem import ARITY, BEARING, DISTANCE, INVERSE, REPROJECT
 from geo_reprojection_v1.reference import geodesic_distance

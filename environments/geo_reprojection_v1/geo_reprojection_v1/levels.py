@@ -1,4 +1,4 @@
-"""The difficulty ladder: what each ``level`` of the taskset sets (`piv_core.ladder`).
+"""The difficulty ladder: what each ``level`` of the taskset sets (`piv_core.tasksets.ladder`).
 
 Rung 1 is one Web Mercator forward projection, the one grid with a closed-form spherical
 formula, guided (``guide``: the prompt writes both coordinates as products with the point's
@@ -23,7 +23,7 @@ those names (`TASK_KNOBS`, `task_knobs`); every other key is a taskset knob.
 
 from __future__ import annotations
 
-from piv_core.ladder import check_rungs
+from piv_core.tasksets.ladder import check_rungs
 
 from geo_reprojection_v1.grids import GRIDS, NULL
 from geo_reprojection_v1.problem import BEARING, DISTANCE, FAMILIES, INVERSE, REPROJECT

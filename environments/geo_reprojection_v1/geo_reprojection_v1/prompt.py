@@ -57,7 +57,7 @@ and the answer is rejected.
 
 SYSTEM_PROMPT_MARK = "You answer coordinate conversion and geodesy questions."
 """A text both system prompts (plain and guided) contain: what marks this environment's requests to
-the baseline endpoint (`piv_core.endpoint`)."""
+the baseline endpoint (`piv_core.baseline.endpoint`)."""
 _EXAMPLE = ", for example <answer>512345.678, 6123456.789</answer>."
 _LAST_RULE = "- Only the last <answer> block of your reply is read; text outside it is ignored."
 GUIDED_SYSTEM_PROMPT = SYSTEM_PROMPT.replace(_EXAMPLE, ".").replace(

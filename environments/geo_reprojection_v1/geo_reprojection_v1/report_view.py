@@ -6,9 +6,9 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from piv_core.answer import last_answer_block
-from piv_core.report_views import DIFF, css_class, shown
-from piv_core.runs import last_reply, task_data
+from piv_core.parsing.answer import last_answer_block
+from piv_core.runs.reading import last_reply, task_data
+from piv_core.runs.report_views import DIFF, css_class, shown
 
 
 def coordinates_view(trace: dict[str, Any]) -> str | None:

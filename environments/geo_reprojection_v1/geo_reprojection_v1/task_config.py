@@ -1,7 +1,7 @@
 """The task's scoring knobs (``--env.taskset.task.*``; ``--taskset.task.*`` in vf-replay).
 
 Each is read at scoring only, so a saved run can be re-scored under other values
-(`piv_core.rescoring`). ``graded``, ``graded_halflife`` and ``graded_per_coordinate`` also enter
+(`piv_core.tasksets.rescoring`). ``graded``, ``graded_halflife`` and ``graded_per_coordinate`` also enter
 the prompt of a task with several parts or a guided one (its scoring line names them) when the
 task is generated; ``tolerance_scale`` never does: each part's tolerance is what its prompt
 states, and the taskset's own tolerance knobs decide that.
@@ -13,7 +13,7 @@ import math
 from typing import Annotated
 
 import verifiers.v1 as vf
-from piv_core.knobs import number
+from piv_core.tasksets.knobs import number
 from pydantic import field_validator, model_validator
 
 

@@ -23,9 +23,10 @@ from typing import Annotated
 
 import verifiers.v1 as vf
 from piv_core.compat import TaskData
-from piv_core.confinement import SingleReply
-from piv_core.knobs import integer, number, some_of
-from piv_core.ladder import (
+from piv_core.runtime.confinement import SingleReply
+from piv_core.runtime.timeouts import with_rollout_timeout
+from piv_core.tasksets.knobs import integer, number, some_of
+from piv_core.tasksets.ladder import (
     DurableKey,
     FiniteWhenMixed,
     Level,
@@ -34,9 +35,8 @@ from piv_core.ladder import (
     check_levels,
     served,
 )
-from piv_core.rescoring import Rescorable, TasksetConfig, merged_config
-from piv_core.rng import Split, split_rng, task_id
-from piv_core.timeouts import with_rollout_timeout
+from piv_core.tasksets.rescoring import Rescorable, TasksetConfig, merged_config
+from piv_core.tasksets.rng import Split, split_rng, task_id
 from pydantic import BaseModel, ValidationInfo, field_validator, model_serializer, model_validator
 
 from geo_reprojection_v1 import generator, grading, prompt, reference, scoring
@@ -259,7 +259,7 @@ class GeoConfig(TasksetConfig, MixKnobs):
     """Generator seed; task i depends only on (split, seed, i), the knobs above and the tolerances."""
     split: Split = "train"
     """``train`` (the default) or ``eval``: two disjoint task streams under every seed
-    (`piv_core.rng`); evaluate on ``eval`` what was trained on ``train``."""
+    (`piv_core.tasksets.rng`); evaluate on ``eval`` what was trained on ``train``."""
     task: GeoTaskConfig = GeoTaskConfig()
 
     @field_validator("position_tolerance_m", "distance_tolerance_m", "bearing_tolerance_deg")

@@ -11,8 +11,8 @@ from geo_reprojection_v1.grids import GRIDS
 from geo_reprojection_v1.levels import RUNGS, TASK_KNOBS
 from geo_reprojection_v1.problem import ARITY, FAMILIES
 from geo_reprojection_v1.taskset import GeoConfig, GeoData, GeoTask, GeoTaskConfig, make_task_data
-from piv_core.ladder import rung_table
 from piv_core.policy import Conversation
+from piv_core.tasksets.ladder import rung_table
 from piv_core.testing import score_reply
 from pydantic import ValidationError
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from piv_core.report import render_html
-from piv_core.runs import EvalRun
+from piv_core.runs.reading import EvalRun
+from piv_core.runs.report import render_html
 from piv_core.testing import ReportMarks
 
 

@@ -16,7 +16,7 @@ import pytest
 from geo_reprojection_v1 import baselines, prompt, scoring
 from geo_reprojection_v1.levels import RUNGS
 from geo_reprojection_v1.taskset import GeoConfig, GeoTask, make_task_data
-from piv_core.shortcuts import conversation_of
+from piv_core.baseline.shortcuts import conversation_of
 from piv_core.testing import score_reply
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")

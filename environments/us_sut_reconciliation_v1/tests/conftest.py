@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 
 import pytest
-from piv_core.money import format_cents
+from piv_core.parsing.money import format_cents
 from us_sut_reconciliation_v1.rules import FIGURES
 from us_sut_reconciliation_v1.taskset import UsSutConfig, UsSutData, UsSutTask, make_task_data
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from piv_core.runs import EvalRun
+from piv_core.runs.reading import EvalRun
 from piv_core.testing import run_baseline_eval
 
 ENV_ID = "us-sut-reconciliation-v1"

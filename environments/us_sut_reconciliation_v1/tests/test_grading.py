@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 
 import pytest
-from piv_core.money import format_cents
+from piv_core.parsing.money import format_cents
 from piv_core.testing import score_reply
 from us_sut_reconciliation_v1 import grading
 from us_sut_reconciliation_v1.rules import FAULT_CODES, FIGURES, GRADED_FIGURES

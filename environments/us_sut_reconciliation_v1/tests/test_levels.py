@@ -10,9 +10,9 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from piv_core.ladder import rung_table
-from piv_core.money import format_cents
+from piv_core.parsing.money import format_cents
 from piv_core.policy import Conversation
+from piv_core.tasksets.ladder import rung_table
 from piv_core.testing import filled_from_key, score_reply
 from pydantic import ValidationError
 from us_sut_reconciliation_v1 import baselines, grading, prompt, rules

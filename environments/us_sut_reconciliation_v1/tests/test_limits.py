@@ -11,7 +11,7 @@ from pathlib import Path
 import pydantic
 import pytest
 from piv_core import task_rng
-from piv_core.prompt_size import ARG_STRLEN_MAX, PROMPT_BUDGET, SET_BUDGET, prompt_bytes
+from piv_core.tasksets.prompt_size import ARG_STRLEN_MAX, PROMPT_BUDGET, SET_BUDGET, prompt_bytes
 from us_sut_reconciliation_v1 import generator, taskset
 from us_sut_reconciliation_v1.ledger import to_csv
 from us_sut_reconciliation_v1.taskset import (

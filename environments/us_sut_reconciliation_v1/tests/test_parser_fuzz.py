@@ -8,7 +8,8 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from piv_core import json_answer, ledger_audit
+from piv_core import json_answer
+from piv_core.ledger_audit import grading as ledger_audit
 from piv_core.testing import score_reply
 from us_sut_reconciliation_v1 import grading
 from us_sut_reconciliation_v1.rules import FIGURES

@@ -27,8 +27,8 @@ import random
 import re
 from decimal import Decimal
 
-from piv_core.ledger_audit import DUPLICATE_INVOICE, OUTSIDE_PERIOD, answer_text, erring_audit
-from piv_core.money import cents_of
+from piv_core.ledger_audit.grading import DUPLICATE_INVOICE, OUTSIDE_PERIOD, answer_text, erring_audit
+from piv_core.parsing.money import cents_of
 from piv_core.policy import Conversation, Policy
 
 from us_sut_reconciliation_v1.ledger import SALE

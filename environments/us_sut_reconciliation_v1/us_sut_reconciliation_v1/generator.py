@@ -15,7 +15,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 from typing import NamedTuple
 
-from piv_core.ledger_audit_plan import (
+from piv_core.ledger_audit.plan import (
     InvoiceBook,
     check_rows,
     drawn_share,

@@ -1,6 +1,6 @@
 """How a reply is graded: the return's figures and the audit, under this environment's metric names.
 
-Reading and scoring are `piv_core.ledger_audit`'s: the last ``<answer>`` block must hold a JSON
+Reading and scoring are `piv_core.ledger_audit.grading`'s: the last ``<answer>`` block must hold a JSON
 object whose ``faults`` is a fault map, or every score is 0 and ``answer_parsed`` is 0; a figure
 that is missing or not an exact cent amount is simply wrong. Of the figures the task asks for
 (all six unless the `figures` knob names fewer), all but ``exempt_sales`` are graded
@@ -11,7 +11,7 @@ that is missing or not an exact cent amount is simply wrong. Of the figures the 
 
 from __future__ import annotations
 
-from piv_core.ledger_audit import Grade, Scheme
+from piv_core.ledger_audit.grading import Grade, Scheme
 
 from us_sut_reconciliation_v1.prompt import ROW_KEY
 from us_sut_reconciliation_v1.rules import FAULT_CODES, FIGURES, GRADED_FIGURES

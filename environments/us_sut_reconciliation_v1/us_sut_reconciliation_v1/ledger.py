@@ -10,8 +10,8 @@ from datetime import date, timedelta
 from decimal import Decimal
 from typing import NamedTuple
 
-from piv_core.ledger_audit_plan import PURCHASE, SALE
-from piv_core.table import Table, amount, choice, day, flag, text
+from piv_core.ledger_audit.plan import PURCHASE, SALE
+from piv_core.parsing.table import Table, amount, choice, day, flag, text
 
 TAXABLE = (
     "general_merchandise",

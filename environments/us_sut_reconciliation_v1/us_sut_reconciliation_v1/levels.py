@@ -1,4 +1,4 @@
-"""The difficulty ladder: what each ``level`` of the taskset sets (`piv_core.ladder`).
+"""The difficulty ladder: what each ``level`` of the taskset sets (`piv_core.tasksets.ladder`).
 
 Rungs 1 to 4 are five sales with no exemption claim under a focused prompt (only the rung's fault
 codes and figure, an answer of placeholders) that ends on a worksheet of the rows to complete, and
@@ -17,7 +17,7 @@ Every rung sets every knob the ladder uses, so a level is always the same task.
 
 from __future__ import annotations
 
-from piv_core.ladder import check_rungs
+from piv_core.tasksets.ladder import check_rungs
 
 from us_sut_reconciliation_v1.rules import (
     DUPLICATE_INVOICE,

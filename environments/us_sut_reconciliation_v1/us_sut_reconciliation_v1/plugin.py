@@ -2,7 +2,7 @@
 policies, the text that marks its requests, its ladder and how a report shows its answers."""
 
 from piv_core.plugins import Registration
-from piv_core.report_views import figures_view
+from piv_core.runs.report_views import figures_view
 
 from us_sut_reconciliation_v1.baselines import POLICIES, noisy
 from us_sut_reconciliation_v1.levels import RUNGS

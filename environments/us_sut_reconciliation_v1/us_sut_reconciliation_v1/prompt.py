@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import NamedTuple
 
-from piv_core.ledger_audit import figure_of, verdict
-from piv_core.ledger_audit import worksheet as ledger_worksheet
+from piv_core.ledger_audit.grading import figure_of, verdict
+from piv_core.ledger_audit.grading import worksheet as ledger_worksheet
 
 from us_sut_reconciliation_v1.ledger import EXEMPT, SALE, TAXABLE, Quarter, Row, from_csv, to_csv
 from us_sut_reconciliation_v1.rules import (

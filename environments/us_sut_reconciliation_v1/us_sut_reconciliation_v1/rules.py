@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Container, Iterable
 from decimal import ROUND_HALF_UP, Decimal
 
-from piv_core.ledger_audit import DUPLICATE_INVOICE, OUTSIDE_PERIOD, Key, audit_rows
-from piv_core.money import cents_of
+from piv_core.ledger_audit.grading import DUPLICATE_INVOICE, OUTSIDE_PERIOD, Key, audit_rows
+from piv_core.parsing.money import cents_of
 
 from us_sut_reconciliation_v1.ledger import EXEMPT, SALE, TAXABLE, Quarter, Row
 

@@ -1,4 +1,4 @@
-"""What a shortcut policy sees of a us-sut task (`piv_core.shortcuts.Surface`).
+"""What a shortcut policy sees of a us-sut task (`piv_core.baseline.shortcuts.Surface`).
 
 A row at a glance: whether its category is exempt, its type, whether an exemption is claimed and a
 certificate written, whether it is delivered to the business ZIP, whether its recorded tax is zero,
@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from functools import lru_cache
 
-from piv_core.ledger_audit import answer_text
-from piv_core.shortcuts import Glance, median_split, point_moved
+from piv_core.baseline.shortcuts import Glance, median_split, point_moved
+from piv_core.ledger_audit.grading import answer_text
 
 from us_sut_reconciliation_v1 import grading, prompt
 from us_sut_reconciliation_v1.ledger import EXEMPT, SALE

@@ -9,10 +9,9 @@ commit prime-rl pins) and on 0.4.x. The public ``verifiers.v1`` API they use (``
 - verifiers 0.4's ``TaskData`` has a durable ``id``; 0.3.1's has none and silently drops
   one. `TaskData` here is verifiers' own, with that field added where it is missing, so a
   task's id reaches its trace on both.
-- The in-process harness (`piv_core.harness`) runs verifiers 0.4's bundled chat program,
-  which 0.3.1 does not ship (``verifiers.v1.harnesses.utils`` arrived in 0.4.0). On 0.3.1,
-  `SingleReplyHarness` is verifiers' own ``null`` harness under the environment's id: the
-  same chat loop with no tools, one process per episode.
+- The in-process harness (`piv_core.runtime.harness`) runs verifiers 0.4's bundled chat program,
+  which 0.3.1 does not ship (``verifiers.v1.harnesses.utils`` arrived in 0.4.0).
+  `IN_PROCESS_HARNESS` says which; `piv_core.runtime` picks the harness from it.
 
 Each is decided from the installed verifiers (its release number, or the fields its
 ``TaskData`` declares), never from a failed import, so a broken 0.4 install fails loudly
@@ -41,7 +40,7 @@ def release(text: str) -> tuple[int, ...]:
 VERIFIERS_VERSION = version("verifiers")
 VERIFIERS_RELEASE = release(VERIFIERS_VERSION)
 IN_PROCESS_HARNESS = VERIFIERS_RELEASE >= (0, 4)
-"""Whether verifiers ships the bundled chat program `piv_core.harness` runs in-process."""
+"""Whether verifiers ships the bundled chat program `piv_core.runtime.harness` runs in-process."""
 
 if "id" in vf.TaskData.model_fields:
     TaskData = vf.TaskData
@@ -54,19 +53,9 @@ else:
         """Optional durable id of the task, as in verifiers 0.4."""
 
 
-if IN_PROCESS_HARNESS:
-    from piv_core.harness import SingleReplyHarness
-else:
-    from verifiers.v1.harnesses.null import NullHarness
-
-    class SingleReplyHarness(NullHarness):  # type: ignore[no-redef]
-        """verifiers' `null` harness (one process per episode) under the environment's own id."""
-
-
 __all__ = [
     "IN_PROCESS_HARNESS",
     "SUPPORTED",
-    "SingleReplyHarness",
     "TaskData",
     "VERIFIERS_VERSION",
     "release",

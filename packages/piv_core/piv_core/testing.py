@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 import verifiers.v1 as vf
 
-from piv_core.money import format_cents
+from piv_core.parsing.money import format_cents
 
 
 class Scored(NamedTuple):
@@ -41,7 +41,7 @@ def score_reply(task: vf.Task, reply: str | None) -> Scored:
 
 
 def filled_answer_line(prompt_text: str, values: Mapping[str, str]) -> str:
-    """The answer line a worksheet prompt ends on (`piv_core.ledger_audit.worksheet`), each ``<...>``
+    """The answer line a worksheet prompt ends on (`piv_core.ledger_audit.grading.worksheet`), each ``<...>``
     placeholder but the tags replaced by `values[its name]` (its text up to any ``:``): what a model
     that copied the line and filled it in would write."""
     line = next(line for line in reversed(prompt_text.splitlines()) if line.startswith("<answer>"))
@@ -94,7 +94,7 @@ def run_baseline_eval(
     """Run ``piv-eval <env_id> --model baseline/<policy>`` (or `command`) into `output_dir`.
 
     Returns (exit code, output, EvalRun or None when the run wrote no traces)."""
-    from piv_core.runs import read_eval_run
+    from piv_core.runs.reading import read_eval_run
 
     name = f"{env_id}--{policy}"
     code, output = run_command(
@@ -111,9 +111,9 @@ def run_policy_eval(
     env_id: str, policy: Any, output_dir: str, name: str, *args: str, num_tasks: int = 1
 ) -> tuple[int, str]:
     """Run ``eval <env_id>`` against an endpoint of the caller's own serving `policy` (a
-    `piv_core.endpoint.Policy`, e.g. one that records the requests it answers), into
+    `piv_core.baseline.endpoint.Policy`, e.g. one that records the requests it answers), into
     ``<output_dir>/<name>``. Returns (exit code, combined output)."""
-    from piv_core.endpoint import running_endpoint
+    from piv_core.baseline.endpoint import running_endpoint
 
     with running_endpoint({name: policy}) as base_url:
         eval_args = _eval_args(env_id, name, num_tasks, output_dir, name)
@@ -126,7 +126,7 @@ def _eval_args(env_id: str, model: str, num_tasks: int, output_dir: str, name: s
 
 
 class ReportMarks(HTMLParser):
-    """What a run report (`piv_core.report`) marks, read back from its HTML: every element of
+    """What a run report (`piv_core.runs.report`) marks, read back from its HTML: every element of
     class ``diff`` (its attributes, its text, and the ``data-run`` / ``data-task`` around it), every
     rollout block's run and task, and every tag in the page."""
 

@@ -3,7 +3,7 @@
 from typing import Any
 
 import pytest
-from piv_core import bounded_decode
+from piv_core.parsing import bounded_decode
 
 
 @pytest.fixture

@@ -1,9 +1,9 @@
-"""The callers of `piv_core.bounded_decode`: the answer reader, the operator's config file and
+"""The callers of `piv_core.parsing.bounded_decode`: the answer reader, the operator's config file and
 the run-file reader refuse deep or large text before any decoder runs, each in its own terms."""
 
 import pytest
-from piv_core import bounded_decode
-from piv_core.answer import json_answer
+from piv_core.parsing import bounded_decode
+from piv_core.parsing.answer import json_answer
 
 
 def test_the_answer_reader_returns_none_for_deep_or_large_json(decoders_forbidden):
@@ -13,7 +13,7 @@ def test_the_answer_reader_returns_none_for_deep_or_large_json(decoders_forbidde
 
 
 def test_an_operator_config_too_deep_is_one_line_naming_the_file(tmp_path):
-    from piv_core.cli import MAX_CONFIG_BYTES, _read_config
+    from piv_core.cli.commands import MAX_CONFIG_BYTES, _read_config
 
     deep = tmp_path / "deep.toml"
     deep.write_text("a = " + "[" * 100_000 + "]" * 100_000 + "\n")
@@ -36,7 +36,7 @@ def test_an_operator_config_too_deep_is_one_line_naming_the_file(tmp_path):
 
 
 def test_a_deep_run_file_line_is_refused_before_decoding(decoders_forbidden):
-    from piv_core.run_files import MAX_DEPTH, RunFileError, parse_json
+    from piv_core.runs.files import MAX_DEPTH, RunFileError, parse_json
 
     for text in ("[" * 100_000, '{"a":' * (MAX_DEPTH + 1) + "1" + "}" * (MAX_DEPTH + 1)):
         with pytest.raises(

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from piv_core import bounded_decode
-from piv_core.bounded_decode import (
+from piv_core.parsing import bounded_decode
+from piv_core.parsing.bounded_decode import (
     Undecodable,
     json_depth,
     load_json,

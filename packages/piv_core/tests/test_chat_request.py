@@ -4,13 +4,13 @@ A scripted chat endpoint answers each request with the next of a scenario's resp
 reply, a reply that calls a tool, one with two choices, a stream cut before its finish
 reason, an error event, bad JSON, a 4xx or 5xx with or without retry headers, a dropped
 connection). Every scenario runs twice: through `run_chat_program` (the bundled program,
-with the SDK) and through `SingleReplyHarness.launch` (`piv_core.chat_request`, the program
+with the SDK) and through `SingleReplyHarness.launch` (`piv_core.runtime.chat_request`, the program
 only for what follows a non-plain reply). With `random` seeded the same, the two must send the
 same requests (body bytes and every header), sleep the same backoffs, and end with the same
 exit code and the same final error line.
 
 The whole matrix runs again with the SDK's public path forced (``PIV_OPENAI_FAST_PATH=0``, and
-the private pieces of `piv_core.openai_internals` made unusable), so the fallback episode is the
+the private pieces of `piv_core.runtime.openai_internals` made unusable), so the fallback episode is the
 program's too, hence the fast path's. `sdk_completion` (beancount-ledger's loop) is compared with
 its public path, ``client.post``, the same way. How a broken private piece turns the fast path off
 is `test_openai_probe.py`'s.
@@ -34,9 +34,9 @@ from piv_core.compat import IN_PROCESS_HARNESS
 if not IN_PROCESS_HARNESS:
     pytest.skip("the in-process harness runs verifiers 0.4's chat program", allow_module_level=True)
 
-from piv_core import chat_request  # noqa: E402
-from piv_core import openai_internals as sdk_internals  # noqa: E402
-from piv_core.harness import (  # noqa: E402
+from piv_core.runtime import chat_request  # noqa: E402
+from piv_core.runtime import openai_internals as sdk_internals  # noqa: E402
+from piv_core.runtime.harness import (  # noqa: E402
     SingleReplyHarness,
     opening_messages,
     program_namespace,

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from piv_core.cli import _flag_given, _toml_value, _with_local_defaults
-from piv_core.runs import (
+from piv_core.cli.commands import _flag_given, _toml_value, _with_local_defaults
+from piv_core.runs.reading import (
     EvalRun,
     completion_tokens,
     last_reply,
@@ -19,7 +19,7 @@ from piv_core.runs import (
     tool_calls,
     trace_total,
 )
-from piv_core.summary import chart_labels, metric_values, render_groups, render_table, run_labels
+from piv_core.runs.summary import chart_labels, metric_values, render_groups, render_table, run_labels
 
 
 def test_local_runtime_is_added_only_when_nothing_picks_one(tmp_path):
@@ -237,7 +237,7 @@ def test_timeouts_and_errors_are_counted_from_the_traces(tmp_path):
     ],
 )
 def test_config_files_are_checked_before_verifiers_reads_them(tmp_path, command, body, says):
-    from piv_core import cli
+    from piv_core.cli import commands as cli
 
     table = "[env.taskset]" if command == "eval" else "[taskset]"
     config = tmp_path / "run.toml"
@@ -250,7 +250,7 @@ def test_config_files_are_checked_before_verifiers_reads_them(tmp_path, command,
 
 @pytest.mark.parametrize("target", ["/dev/zero", "directory"])
 def test_a_config_file_that_is_not_a_regular_file_is_refused(tmp_path, target):
-    from piv_core import cli
+    from piv_core.cli import commands as cli
 
     path = tmp_path if target == "directory" else tmp_path / "zero.toml"
     if target != "directory":

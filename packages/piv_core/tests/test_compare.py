@@ -8,8 +8,8 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from piv_core.compare import compare, main, pair_tasks, percentile, rollouts, sign_test, summary_lines
-from piv_core.runs import EvalRun
+from piv_core.runs.compare import compare, main, pair_tasks, percentile, rollouts, sign_test, summary_lines
+from piv_core.runs.reading import EvalRun
 
 
 @pytest.mark.parametrize(

@@ -1,10 +1,11 @@
-"""`piv_core.compat`: what differs between the supported verifiers versions, from the installed one."""
+"""`piv_core.compat` and the harness `piv_core.runtime` picks: what differs between the supported
+verifiers versions, from the installed one."""
 
 from __future__ import annotations
 
 import pytest
 import verifiers.v1 as vf
-from piv_core import compat
+from piv_core import compat, runtime
 
 
 @pytest.mark.parametrize(
@@ -22,10 +23,10 @@ def test_release_refuses_what_is_no_version():
 
 def test_the_choices_follow_the_installed_verifiers():
     assert compat.IN_PROCESS_HARNESS == (compat.release(compat.VERIFIERS_VERSION) >= (0, 4))
-    assert issubclass(compat.SingleReplyHarness, vf.Harness)
+    assert issubclass(runtime.SingleReplyHarness, vf.Harness)
     if compat.IN_PROCESS_HARNESS:
-        from piv_core.harness import SingleReplyHarness
+        from piv_core.runtime.harness import SingleReplyHarness
 
-        assert compat.SingleReplyHarness is SingleReplyHarness
+        assert runtime.SingleReplyHarness is SingleReplyHarness
     assert issubclass(compat.TaskData, vf.TaskData) and "id" in compat.TaskData.model_fields
     assert compat.TaskData(id="x", prompt="p").id == "x"

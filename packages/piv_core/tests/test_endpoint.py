@@ -7,7 +7,7 @@ import json
 import httpx
 import pytest
 from piv_core import plugins
-from piv_core.endpoint import BaselineEndpoint, Unrecognised, running_endpoint
+from piv_core.baseline.endpoint import BaselineEndpoint, Unrecognised, running_endpoint
 from piv_core.plugins import NotRegistered, Registration, environment_ids
 from piv_core.policy import Conversation, ToolCall
 from piv_core.testing import register_environment

@@ -7,7 +7,7 @@ import random
 
 import httpx
 import pytest
-from piv_core.endpoint import running_endpoint
+from piv_core.baseline.endpoint import running_endpoint
 from piv_core.plugins import Registration
 from piv_core.policy import Conversation, Reasoned, ToolCall, noisy_share
 

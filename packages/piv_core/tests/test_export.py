@@ -7,7 +7,7 @@ import json
 import re
 
 import pytest
-from piv_core import export
+from piv_core.cli import export
 
 datasets = pytest.importorskip("datasets", reason="piv-core's export extra (datasets) is not installed")
 load_from_disk = datasets.load_from_disk
@@ -135,7 +135,7 @@ def sentinel(tmp_path, monkeypatch):
     """The sentinel module on sys.path, and every taskset resolution the check makes, recorded."""
     import sys
 
-    import piv_core.cli
+    import piv_core.cli.commands
 
     marker = tmp_path / "imported"
     (tmp_path / f"{SENTINEL}.py").write_text(f"open({str(marker)!r}, 'w').write('imported')\n")
@@ -143,13 +143,13 @@ def sentinel(tmp_path, monkeypatch):
     for name in ("this", SENTINEL):
         monkeypatch.delitem(sys.modules, name, raising=False)
     resolved: list[str] = []
-    real = piv_core.cli._eval_config
+    real = piv_core.cli.commands._eval_config
 
     def recording(argv):
         resolved.append(argv[0])
         return real(argv)
 
-    monkeypatch.setattr(piv_core.cli, "_eval_config", recording)
+    monkeypatch.setattr(piv_core.cli.commands, "_eval_config", recording)
     imported: list[str] = []
     sys.addaudithook(lambda event, args: imported.append(args[0]) if event == "import" else None)
     yield resolved, imported, marker
@@ -219,7 +219,7 @@ def test_the_check_command_on_a_hostile_dataset_exits_non_zero_one_line_a_row(ex
     datasets.Dataset.from_list(rows).save_to_disk(str(tmp_path / "dataset"))
     (tmp_path / f"{SENTINEL}.py").write_text("print('SENTINEL IMPORTED')\n")
     done = subprocess.run(
-        [sys.executable, "-c", "from piv_core.export import main; main()", "--check", str(tmp_path)],
+        [sys.executable, "-c", "from piv_core.cli.export import main; main()", "--check", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=300,

@@ -10,8 +10,8 @@ from typing import Annotated
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from piv_core.knobs import argument, integer, number, some_of, whole, whole_range
-from piv_core.ladder import Level
+from piv_core.tasksets.knobs import argument, integer, number, some_of, whole, whole_range
+from piv_core.tasksets.ladder import Level
 from pydantic import BaseModel, ValidationError
 
 OTHER_DIGITS = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isdigit() and not "0" <= chr(c) <= "9"]

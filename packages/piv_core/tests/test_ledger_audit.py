@@ -5,8 +5,8 @@ from typing import NamedTuple
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from piv_core.audit import code_scores, fault_pairs, read_fault_map
-from piv_core.ledger_audit import (
+from piv_core.ledger_audit.audit import code_scores, fault_pairs, read_fault_map
+from piv_core.ledger_audit.grading import (
     DUPLICATE_INVOICE,
     OUTSIDE_PERIOD,
     UNPARSED,
@@ -217,7 +217,7 @@ def test_any_row_map_grades_without_raising_and_credits_a_row_only_for_its_exact
     grade = ROWS_SCHEME.grade(reply, {"A": 100}, ROW_FAULTS, True, ROW_KEY)
     assert grade.parsed == 1.0 and 0.0 <= grade.figures_correct <= 1.0
     stated = rows if isinstance(rows, dict) else {}
-    from piv_core.money import parse_cents
+    from piv_core.parsing.money import parse_cents
 
     exact = {txn for txn, cents in ROW_KEY.items() if txn in stated and parse_cents(stated[txn]) == cents}
     faulty = set(ROW_FAULTS)

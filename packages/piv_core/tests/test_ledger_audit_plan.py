@@ -5,7 +5,7 @@ from datetime import date
 from typing import NamedTuple
 
 import pytest
-from piv_core.ledger_audit_plan import (
+from piv_core.ledger_audit.plan import (
     PURCHASE,
     SALE,
     InvoiceBook,

@@ -20,7 +20,7 @@ import pytest
 MODULES = [
     "piv_core",
     "piv_core.compat",
-    "piv_core.chat_request",
+    "piv_core.runtime.chat_request",
     "au_bas_reconciliation_v1",
     "us_sut_reconciliation_v1",
     "geo_reprojection_v1",

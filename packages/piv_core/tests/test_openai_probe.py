@@ -1,4 +1,4 @@
-"""The probe of the OpenAI SDK's private pieces (`piv_core.openai_internals`): each way a release of
+"""The probe of the OpenAI SDK's private pieces (`piv_core.runtime.openai_internals`): each way a release of
 the SDK could break one turns the fast model-turn path off, with one warning naming it, and the
 probe itself leaves the program's random state alone."""
 
@@ -16,8 +16,8 @@ if not IN_PROCESS_HARNESS:
     pytest.skip("the in-process harness runs verifiers 0.4's chat program", allow_module_level=True)
 
 from openai._base_client import BaseClient  # noqa: E402
-from piv_core import chat_request  # noqa: E402
-from piv_core import openai_internals as sdk_internals  # noqa: E402
+from piv_core.runtime import chat_request  # noqa: E402
+from piv_core.runtime import openai_internals as sdk_internals  # noqa: E402
 
 
 def _no_event_names(monkeypatch):

@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from piv_core.runs import last_reply, read_eval_run
+from piv_core.runs.reading import last_reply, read_eval_run
 
 REPLY = 'Nothing checked.\n<answer>{"G1": 0, "1A": 0, "1B": 0, "net": 0, "faults": {}}</answer>'
 KEY = "own-endpoint-test-key"
@@ -87,7 +87,7 @@ def own_server() -> Iterator[str]:
 
 @pytest.mark.e2e
 def test_eval_reaches_an_openai_compatible_server_of_ones_own(own_server, tmp_path):
-    command = [sys.executable, "-c", "from piv_core.cli import eval_main; eval_main()"]
+    command = [sys.executable, "-c", "from piv_core.cli.commands import eval_main; eval_main()"]
     command += ["au-bas-reconciliation-v1", "-n", "2", "--model", "my-model", "--client.base-url", own_server]
     command += [
         "--client.api-key-var",
@@ -113,7 +113,7 @@ def test_eval_reaches_an_openai_compatible_server_of_ones_own(own_server, tmp_pa
 
 
 def test_eval_help_shows_the_defaults_this_eval_applies(capsys):
-    from piv_core.cli import LOCAL_CONCURRENCY, eval_main
+    from piv_core.cli.commands import LOCAL_CONCURRENCY, eval_main
 
     with pytest.raises(SystemExit):
         eval_main(["--help"])

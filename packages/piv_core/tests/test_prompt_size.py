@@ -11,8 +11,8 @@ import pydantic
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from piv_core.knobs import at_least, at_most
-from piv_core.prompt_size import ARG_STRLEN_MAX, PROMPT_BUDGET, largest_fitting, prompt_bytes
+from piv_core.tasksets.knobs import at_least, at_most
+from piv_core.tasksets.prompt_size import ARG_STRLEN_MAX, PROMPT_BUDGET, largest_fitting, prompt_bytes
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="MAX_ARG_STRLEN is Linux's")

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from piv_core.report import render_html, write_html
-from piv_core.runs import EvalRun, read_eval_run
+from piv_core.runs.reading import EvalRun, read_eval_run
+from piv_core.runs.report import render_html, write_html
 from piv_core.testing import ReportMarks, register_environment
 
 ENV_ID = "figures-env"
@@ -21,7 +21,7 @@ def registered(tmp_path_factory, monkeypatch):
     (site / "figures_env.py").write_text(
         '"""A test environment."""\n'
         "from piv_core.plugins import Registration\n"
-        "from piv_core.report_views import figures_view\n"
+        "from piv_core.runs.report_views import figures_view\n"
         f"PLUGIN = Registration({ENV_ID!r}, {{}}, answer_view=figures_view)\n"
     )
     register_environment(site, ENV_ID, "figures_env:PLUGIN")
@@ -141,7 +141,7 @@ def test_write_html_from_a_run_directory(tmp_path):
 
 
 def test_summarize_writes_the_report_with_html(tmp_path, capsys):
-    from piv_core.cli import summarize_main
+    from piv_core.cli.commands import summarize_main
 
     (tmp_path / "run").mkdir()
     episode = {"env": {"id": ENV_ID}, "ok": True, "traces": [figure_trace(reply({"G1": "1"}, {}))]}

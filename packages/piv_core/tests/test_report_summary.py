@@ -9,13 +9,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from piv_core import report, skills
-from piv_core.cli import summarize_main
-from piv_core.compare import compare, summary_lines
-from piv_core.compare import main as compare_main
-from piv_core.report import render_html
-from piv_core.runs import EvalRun, output_tokens, read_eval_run, run_labels, short_names
-from piv_core.summary import render_skills, skill_rows, table_rows
+from piv_core.cli.commands import summarize_main
+from piv_core.runs import report, skills
+from piv_core.runs.compare import compare, summary_lines
+from piv_core.runs.compare import main as compare_main
+from piv_core.runs.reading import EvalRun, output_tokens, read_eval_run, run_labels, short_names
+from piv_core.runs.report import render_html
+from piv_core.runs.summary import render_skills, skill_rows, table_rows
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -125,7 +125,7 @@ def test_a_per_skill_mean_leaves_out_the_tasks_without_the_skill(tmp_path):
 
 def test_a_zero_mean_is_drawn_and_labelled(tmp_path):
     pytest.importorskip("matplotlib")
-    from piv_core.summary import _figure
+    from piv_core.runs.summary import _figure
 
     zero = audit_run(tmp_path / "zero", audit_trace("t-1", 0.0, {}), audit_trace("t-2", 0.0, {}))
     half = audit_run(tmp_path / "half", audit_trace("t-1", 1.0, {}), audit_trace("t-2", 0.0, {}))

@@ -1,5 +1,5 @@
-"""`piv_core.rescoring`: what a scored trace records, and the knobs a re-scoring scores under (the run's
-own, with the ones the re-scoring was given on top), on a toy task."""
+"""`piv_core.tasksets.rescoring`: what a scored trace records, and the knobs a re-scoring scores under
+(the run's own, with the ones the re-scoring was given on top), on a toy task."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 import verifiers.v1 as vf
-from piv_core.rescoring import SCORED_UNDER, Rescorable, TasksetConfig, environment_id, merged_config
+from piv_core.tasksets.rescoring import SCORED_UNDER, Rescorable, TasksetConfig, environment_id, merged_config
 
 
 class ToyConfig(vf.TaskConfig):

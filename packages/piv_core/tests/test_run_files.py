@@ -17,16 +17,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from piv_core import report
-from piv_core.cli import summarize_main
-from piv_core.compare import main as compare_main
-from piv_core.run_files import (
+from piv_core.cli.commands import summarize_main
+from piv_core.runs import report
+from piv_core.runs.compare import main as compare_main
+from piv_core.runs.files import (
     MAX_DEPTH,
     RunFileError,
     iter_records,
     open_regular,
 )
-from piv_core.runs import natural_key, read_eval_run, read_validate_run
+from piv_core.runs.reading import natural_key, read_eval_run, read_validate_run
 from piv_core.testing import score_reply
 
 WRONG: tuple[Any, ...] = (None, True, -3, 2.5, "x", [], {}, [1], {"k": [None]}, 10**30)

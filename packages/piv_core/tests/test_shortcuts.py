@@ -7,7 +7,7 @@ import random
 from decimal import Decimal
 
 import pytest
-from piv_core.shortcuts import Glance, Move, held_out_mean, point_moved, search
+from piv_core.baseline.shortcuts import Glance, Move, held_out_mean, point_moved, search
 
 
 class _Toy:

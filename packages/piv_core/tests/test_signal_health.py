@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from piv_core import signal_health
-from piv_core.signal_health import PolicyResult, differing_share
+from piv_core.cli import signal_health
+from piv_core.cli.signal_health import PolicyResult, differing_share
 
 
 def _result(policy: str, rewards: dict[str, list[float]], skills=None) -> PolicyResult:
@@ -59,7 +59,7 @@ def test_signal_through_eval(tmp_path, capsys):
 
 
 def test_skill_means_count_only_tasks_that_have_the_skill(tmp_path):
-    from piv_core.runs import EvalRun
+    from piv_core.runs.reading import EvalRun
 
     def trace(task, recall, keyed):
         return {
@@ -91,7 +91,7 @@ def test_signal_for_a_named_model(tmp_path):
 
 
 def test_the_mean_is_split_by_reward_function(tmp_path):
-    from piv_core.runs import EvalRun
+    from piv_core.runs.reading import EvalRun
 
     def trace(figures, audit):
         rewards = {"figures": {"score": figures, "weight": 0.6}, "audit": {"score": audit, "weight": 0.4}}
@@ -103,7 +103,7 @@ def test_the_mean_is_split_by_reward_function(tmp_path):
 
 
 def test_tokens_are_estimated_only_where_no_usage_was_reported(tmp_path):
-    from piv_core.runs import EvalRun
+    from piv_core.runs.reading import EvalRun
 
     def trace(task, tokens, reply):
         return {

@@ -5,7 +5,7 @@ from decimal import Decimal
 from typing import NamedTuple
 
 import pytest
-from piv_core.table import Table, amount, choice, day, flag, read_table, text
+from piv_core.parsing.table import Table, amount, choice, day, flag, read_table, text
 
 COLUMNS = ("id", "amount")
 

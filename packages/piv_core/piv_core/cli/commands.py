@@ -28,12 +28,12 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from piv_core.bounded_decode import OPERATOR_FILE_MAX_DEPTH, Undecodable, load_toml
-from piv_core.endpoint import running_endpoint, serving
+from piv_core.baseline.endpoint import running_endpoint, serving
+from piv_core.parsing.bounded_decode import OPERATOR_FILE_MAX_DEPTH, Undecodable, load_toml
 from piv_core.plugins import NotRegistered, Refused
 from piv_core.policy import MODEL_PREFIX
-from piv_core.run_files import RunFileError, describe, read_text
-from piv_core.runs import read_eval_run, read_validate_run
+from piv_core.runs.files import RunFileError, describe, read_text
+from piv_core.runs.reading import read_eval_run, read_validate_run
 
 BASELINE_KEY_VAR = "PIV_BASELINE_API_KEY"
 LOCAL_CONCURRENCY = 4 * (os.cpu_count() or 1)
@@ -107,7 +107,7 @@ def _refuse_host_commands(config: Any, runtime_chosen: bool) -> None:
     such a harness never gets)."""
     from verifiers.v1.utils.loaders import default_harness_id
 
-    from piv_core.confinement import host_refusal
+    from piv_core.runtime.confinement import host_refusal
 
     agent = getattr(config.env, "agent", None)
     if agent is None:
@@ -252,7 +252,7 @@ def summary_base(runs: list[Any]) -> Path:
     import hashlib
     import re
 
-    from piv_core.runs import run_labels
+    from piv_core.runs.reading import run_labels
 
     stem = re.sub(r"[^A-Za-z0-9._+-]+", "_", "+".join(run_labels(runs)))[:80].strip("._")
     digest = hashlib.sha256("\0".join(str(run.path.resolve()) for run in runs).encode()).hexdigest()[:8]
@@ -260,7 +260,7 @@ def summary_base(runs: list[Any]) -> Path:
 
 
 def summarize_main(argv: list[str] | None = None) -> None:
-    from piv_core.summary import render_groups, render_skills, render_table, write_chart
+    from piv_core.runs.summary import render_groups, render_skills, render_table, write_chart
 
     parser = argparse.ArgumentParser(
         description="Summarize vf-eval run directories as a markdown table, a per-skill table and a bar "
@@ -310,7 +310,7 @@ def summarize_main(argv: list[str] | None = None) -> None:
         skills = render_skills(runs)
         if skills:
             print(f"\n{skills}")
-        from piv_core.runs import run_labels
+        from piv_core.runs.reading import run_labels
 
         named = [(label, run.path) for label, run in zip(run_labels(runs), runs) if label != str(run.path)]
         if named:
@@ -323,7 +323,7 @@ def summarize_main(argv: list[str] | None = None) -> None:
             write_chart(runs, png)
             print(f"\nchart: {png}")
         if args.html:
-            from piv_core.report import write_html
+            from piv_core.runs.report import write_html
 
             html = base.with_name(base.name + ".html") if args.html is True else args.html
             write_html(runs, html)

@@ -46,14 +46,19 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from piv_core.bounded_decode import OPERATOR_FILE_MAX_BYTES, OPERATOR_FILE_MAX_DEPTH, Undecodable, load_json
-from piv_core.knobs import argument, shown
+from piv_core.parsing.bounded_decode import (
+    OPERATOR_FILE_MAX_BYTES,
+    OPERATOR_FILE_MAX_DEPTH,
+    Undecodable,
+    load_json,
+)
 from piv_core.plugins import environment_ids
+from piv_core.tasksets.knobs import argument, shown
 
 INPUT_FIELDS = ("files",)
 """Task-data fields that are served to the model beyond the prompt text."""
 LEVEL_FIELD = "level"
-"""The task-data field of the rung a task was drawn at (`piv_core.ladder`), its own column."""
+"""The task-data field of the rung a task was drawn at (`piv_core.tasksets.ladder`), its own column."""
 TEXT_FIELDS = ("system_prompt", "prompt")
 MAX_CELL = 16 << 20
 """The longest text a dataset cell may hold (16 Mi characters: the widest task of any
@@ -146,7 +151,7 @@ def _taskset(env_id: str, knobs: list[str], num_tasks: int) -> Any:
     """The taskset `eval` would build for `env_id` and `knobs`, bounded to `num_tasks`."""
     import verifiers.v1 as vf
 
-    from piv_core.cli import _eval_config
+    from piv_core.cli.commands import _eval_config
 
     config = _eval_config([admitted(env_id), "-n", str(num_tasks), *knobs])
     return config.env.taskset, itertools.islice(vf.load_taskset(config.env.taskset), num_tasks)
@@ -187,7 +192,7 @@ class _Rebuilder:
         """The task `row` describes; ValueError naming the column that does not hold."""
         import verifiers.v1 as vf
 
-        from piv_core.cli import _eval_config
+        from piv_core.cli.commands import _eval_config
 
         where = (row.env_id, row.config)
         if where not in self.cache:

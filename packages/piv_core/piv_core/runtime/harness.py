@@ -29,10 +29,10 @@ trace has each lone surrogate replaced by U+FFFD (`scrub_surrogates`).
 
 `SingleReplyHarness` is the default harness of the single-reply text environments: verifiers'
 `null` chat program, in-process, with no tools, so one reply ends the episode. Its model turn
-is requested by `piv_core.chat_request` (the program's request and retries, without the SDK's
+is requested by `piv_core.runtime.chat_request` (the program's request and retries, without the SDK's
 per-call machinery); a stream only the SDK can judge is handed to the program, whose first
 ``chat`` returns it (`_ANSWERED`). A reply that calls a tool never reaches the program's loop:
-the task's own stop ends the episode at it (`piv_core.confinement.SingleReply`), under this
+the task's own stop ends the episode at it (`piv_core.runtime.confinement.SingleReply`), under this
 harness and any other.
 verifiers falls back to the `bash` harness (a coding agent with a shell) unless a taskset
 exports its own; ``--env.agent.harness.id null`` (or ``bash``) still selects verifiers'
@@ -316,13 +316,13 @@ def opening_messages(system_prompt: str | None, prompt: Any) -> list[dict]:
 
 class SingleReplyHarness(InProcessNullHarness):
     """verifiers' `null` chat program in-process, under the environment's own id, its first
-    model turn requested by `piv_core.chat_request` (the same request, read the same way, at a
+    model turn requested by `piv_core.runtime.chat_request` (the same request, read the same way, at a
     fraction of the SDK's cost). A plain text reply ends the episode there, as the program's
     loop ends at a reply without tool calls, and a reply that calls a tool is ended by the task
-    (`piv_core.confinement.SingleReply`); a reply whose stream the SDK must accumulate itself
+    (`piv_core.runtime.confinement.SingleReply`); a reply whose stream the SDK must accumulate itself
     is handed to the program, which reads it.
     With tool servers configured, or without the fast path (the SDK's private pieces failed
-    their probe, `piv_core.openai_internals`), the program runs whole."""
+    their probe, `piv_core.runtime.openai_internals`), the program runs whole."""
 
     async def launch(
         self,
@@ -335,7 +335,7 @@ class SingleReplyHarness(InProcessNullHarness):
         data: TaskData,
         tool_interception_url: str | None = None,
     ) -> ProgramResult:
-        from piv_core.chat_request import fast_path, request_turn
+        from piv_core.runtime.chat_request import fast_path, request_turn
 
         if mcp_urls or not fast_path():
             return await self.run_program(ctx, trace, endpoint, secret, mcp_urls, data, tool_interception_url)

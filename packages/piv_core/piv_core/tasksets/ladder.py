@@ -15,7 +15,7 @@ declares the knob as a `Level` and applies the table in its config's after-valid
 ``level`` unset leaves every knob as given. A set level fills in its rung's knobs. A knob the
 user set explicitly to another value than the rung's fails at load naming both, so no run is
 silently a different rung than it says. A level outside the table fails naming ``level`` and
-the range. A level is an integer only (`piv_core.knobs.integer`): ``True``, ``2.0``, ``" 2"`` and
+the range. A level is an integer only (`piv_core.tasksets.knobs.integer`): ``True``, ``2.0``, ``" 2"`` and
 ``"02"`` fail naming ``level``; the command line's ``--taskset.level 2`` is read as 2.
 
 A curriculum samples from several rungs at once. ``levels = [1, 2, 3]`` makes the taskset a
@@ -38,7 +38,7 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from piv_core.knobs import at_least, at_most, integer
+from piv_core.tasksets.knobs import at_least, at_most, integer
 
 Rungs = Mapping[int, Mapping[str, Any]]
 C = TypeVar("C", bound=BaseModel)
@@ -60,7 +60,7 @@ class MixKnobs(BaseModel):
     levels: Levels = None
     """Serve a finite mix of these rungs instead of one (e.g. ``[1, 2, 3]``): ``tasks_per_level``
     tasks of each, interleaved, each the task its rung alone serves and scored as it scores
-    (`piv_core.ladder`). Excludes ``level``; the knobs given are those of every rung."""
+    (`piv_core.tasksets.ladder`). Excludes ``level``; the knobs given are those of every rung."""
     tasks_per_level: TasksPerLevel = 100
     """With ``levels``: how many tasks of each rung the mix serves."""
 

@@ -3,7 +3,7 @@
 Each environment registers its own view (`piv_core.plugins.EnvironmentPlugin.answer_view`);
 `view_of` finds it by the environment id the run records. This module holds the pieces
 views share (`DIFF`, `css_class`, `shown`) and the view of the suite's own answer shape,
-`figures_view`: a mapping of cent figures and a fault map (`piv_core.ledger_audit`), each figure
+`figures_view`: a mapping of cent figures and a fault map (`piv_core.ledger_audit.grading`), each figure
 as written beside the key's, and every (item, code) pair either side claims; a figure that
 differs and a pair only one side has carry the class `DIFF` (and ``data-figure`` / ``data-pair``
 attributes naming them).
@@ -19,10 +19,10 @@ from html import escape
 from typing import Any
 
 from piv_core import plugins
-from piv_core.answer import json_answer
-from piv_core.audit import read_fault_map
-from piv_core.money import format_cents, parse_cents
-from piv_core.runs import last_reply, task_data
+from piv_core.ledger_audit.audit import read_fault_map
+from piv_core.parsing.answer import json_answer
+from piv_core.parsing.money import format_cents, parse_cents
+from piv_core.runs.reading import last_reply, task_data
 
 DIFF = "diff"
 """The class on exactly the cells where the answer and the key disagree."""

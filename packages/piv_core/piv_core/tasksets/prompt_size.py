@@ -14,7 +14,7 @@ A whole set. verifiers holds every task of a finite taskset in memory at once wh
 or run without a limit; the prompt text of the set stays within `SET_BUDGET`.
 
 An environment bounds its size knobs with `largest_fitting` over a worst-case size it derives
-from its own renderer, and checks the bound at load with `piv_core.knobs.at_most`.
+from its own renderer, and checks the bound at load with `piv_core.tasksets.knobs.at_most`.
 """
 
 from __future__ import annotations

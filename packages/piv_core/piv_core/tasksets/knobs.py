@@ -7,7 +7,7 @@ fault_rate: Annotated[float, share()] = 0.25      # "fault_rate must be between 
 codes: Annotated[list[str], some_of(CODES)] = [...]  # "codes must be a non-empty list of distinct ...
 
 An upper bound says why it is the most, e.g. that a longer prompt no longer fits one command-line
-argument (`piv_core.prompt_size`).
+argument (`piv_core.tasksets.prompt_size`).
 
 Numbers are read from operator text by one rule everywhere (knobs, selectors, command-line
 arguments): ASCII digits only, matched whole by a pattern. ``str.isdigit`` and ``int`` also take

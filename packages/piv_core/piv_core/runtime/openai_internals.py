@@ -1,4 +1,4 @@
-"""The parts of the openai SDK that `piv_core.chat_request` uses although the SDK does not export
+"""The parts of the openai SDK that `piv_core.runtime.chat_request` uses although the SDK does not export
 them, in one place, behind a probe.
 
 The fast path of a model turn serializes the body, decodes the event stream, decides retries and
@@ -18,7 +18,7 @@ non-JSON 502; a chunk built into the SDK's ``ChatCompletionChunk``. The probe le
 ``random`` state as it found it (the SDK's backoff jitter draws from it).
 
 When any check fails, `available` is False for the life of the process, a single warning says
-which check and the installed version, and `piv_core.chat_request`'s callers take the SDK's
+which check and the installed version, and `piv_core.runtime.chat_request`'s callers take the SDK's
 public path instead: the single-reply harness runs the chat program whole, and `sdk_completion`
 posts with ``client.post``. Setting ``PIV_OPENAI_FAST_PATH=0`` takes that path on purpose (for
 comparisons, or to rule the fast path out).

@@ -2,9 +2,9 @@
 
 Per run, what failed most (figures, fault codes, problem families, discrepancy kinds, errors),
 each with how often and links to the tasks where it happened. It is read from what the traces
-hold: the cells the answer views (`piv_core.report_views`) mark as differing (``data-figure``,
+hold: the cells the answer views (`piv_core.runs.report_views`) mark as differing (``data-figure``,
 ``data-pair``, ``data-fix``) and, where a view shows none of that kind, the per-skill metrics
-below 1 on tasks that have the skill (`piv_core.skills`).
+below 1 on tasks that have the skill (`piv_core.runs.skills`).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from html import escape
 from html.parser import HTMLParser
 from typing import Any
 
-from piv_core.runs import EvalRun, error_text, natural_key, task_data, task_key, trace_total
-from piv_core.skills import FIGURE_SUFFIX, applies
-from piv_core.summary import FULL_MARKS
+from piv_core.runs.reading import EvalRun, error_text, natural_key, task_data, task_key, trace_total
+from piv_core.runs.skills import FIGURE_SUFFIX, applies
+from piv_core.runs.summary import FULL_MARKS
 
 FAILURES_SHOWN = 8
 """Rows of each run's failure summary (the most frequent failures)."""

@@ -32,7 +32,7 @@ SDK's ``ChatCompletion`` from them (the program's own ``_read_chat_completion`` 
 chunk objects) for any stream that is not a plain one-choice text reply (`_plain`): a reply
 that calls a tool, which the program then goes on with, or anything the SDK must judge itself.
 
-Every private piece of the SDK named above is reached through `piv_core.openai_internals`, and
+Every private piece of the SDK named above is reached through `piv_core.runtime.openai_internals`, and
 only once its probe has passed (`fast_path`). Without it the SDK's public path is taken: the
 single-reply harness runs the chat program whole, and `sdk_completion` is ``client.post`` itself.
 """
@@ -60,7 +60,7 @@ from tenacity import (
     wait_random_exponential,
 )
 
-from piv_core import openai_internals as sdk_internals
+from piv_core.runtime import openai_internals as sdk_internals
 
 logger = logging.getLogger(__name__)
 
@@ -303,7 +303,7 @@ async def _turn(response: httpx.Response, sdk: AsyncOpenAI, read_chat_completion
 
 def fast_path() -> bool:
     """Whether turns are made here (the SDK's private pieces passed their probe, see
-    `piv_core.openai_internals`); when not, callers take the SDK's public path."""
+    `piv_core.runtime.openai_internals`); when not, callers take the SDK's public path."""
     return sdk_internals.available()
 
 
@@ -333,7 +333,7 @@ async def request_turn(
     `read_chat_completion` is the program's own reader, for streams that are not plain. Only
     with the fast path (`fast_path`); without it the caller runs the program's own request."""
     if not fast_path():
-        raise RuntimeError("the fast model-turn path is off (see piv_core.openai_internals)")
+        raise RuntimeError("the fast model-turn path is off (see piv_core.runtime.openai_internals)")
     sdk = _sdk(base_url).with_options(api_key=secret)
     content = sdk_internals.dumps(chat_body(model, messages))
     try:

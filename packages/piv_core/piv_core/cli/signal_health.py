@@ -43,10 +43,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from piv_core import plugins
-from piv_core.knobs import DECIMAL, argument, whole
-from piv_core.run_files import describe
-from piv_core.runs import EvalRun, output_tokens, read_eval_run, task_key, trace_total
-from piv_core.skills import SKILL_PREFIXES, applies
+from piv_core.runs.files import describe
+from piv_core.runs.reading import EvalRun, output_tokens, read_eval_run, task_key, trace_total
+from piv_core.runs.skills import SKILL_PREFIXES, applies
+from piv_core.tasksets.knobs import DECIMAL, argument, whole
 
 DEFAULT_NOISY = (0.0, 0.1, 0.3, 0.6)
 FORMAT_METRICS = ("parsed", "answered")
@@ -166,7 +166,7 @@ def run_policy(
 ) -> PolicyResult:
     """One policy at one rung through ``eval`` (a baseline policy, or with `real` the model of that
     name wherever `knobs` point the client); its output goes to the run's ``signal.log``."""
-    from piv_core.cli import eval_main
+    from piv_core.cli.commands import eval_main
 
     label = re.sub(r"[^A-Za-z0-9._-]+", "_", policy)
     name = f"{env_id}--L{level if level is not None else 'default'}--{label}"

@@ -6,13 +6,13 @@ remote reference) and reads top to bottom:
 - the runs, each label once with its full directory;
 - why each run fell short, first: what failed most (figures, fault codes, problem families,
   discrepancy kinds, errors), each with how often and links to the tasks where it happened.
-  It is read from what the traces hold: the cells the answer views (`piv_core.report_views`)
+  It is read from what the traces hold: the cells the answer views (`piv_core.runs.report_views`)
   mark as differing (``data-figure``, ``data-pair``, ``data-fix``) and, where a view shows none
-  of that kind, the per-skill metrics below 1 on tasks that have the skill (`piv_core.skills`);
+  of that kind, the per-skill metrics below 1 on tasks that have the skill (`piv_core.runs.skills`);
 - the summary table (a row per run), the run-wide metrics and the per-skill metrics (a row per
   metric, each mean over the tasks that have the skill), and the chart;
 - how each run's traces stopped and which episodes failed with what errors, the paired
-  comparison when exactly two runs are given (`piv_core.compare`);
+  comparison when exactly two runs are given (`piv_core.runs.compare`);
 - one task-by-run grid of rewards (with the per-task delta when two runs are compared), then per
   task every rollout: its score components, the answer beside the key, the tool calls in order
   and the final reply. Rollouts below full marks start unfolded.
@@ -26,10 +26,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from piv_core.compare import RESAMPLES, SEED, Comparison, compare, summary_lines
-from piv_core.report_failures import failures_section, task_anchor
-from piv_core.report_views import answer_view, view_of
-from piv_core.runs import (
+from piv_core.runs.compare import RESAMPLES, SEED, Comparison, compare, summary_lines
+from piv_core.runs.reading import (
     EvalRun,
     error_text,
     last_reply,
@@ -40,8 +38,10 @@ from piv_core.runs import (
     tool_calls,
     trace_total,
 )
-from piv_core.skills import FOOTNOTE
-from piv_core.summary import FULL_MARKS, chart_svg, metric_rows, skill_rows, table_rows
+from piv_core.runs.report_failures import failures_section, task_anchor
+from piv_core.runs.report_views import answer_view, view_of
+from piv_core.runs.skills import FOOTNOTE
+from piv_core.runs.summary import FULL_MARKS, chart_svg, metric_rows, skill_rows, table_rows
 
 ARGUMENTS_SHOWN = 300
 """Characters of each tool call's arguments the page shows."""
@@ -208,7 +208,7 @@ def _rollout(trace: dict[str, Any], label: str, number: int, view: str | None) -
 
 
 def _views(runs: list[EvalRun]) -> dict[int, str | None]:
-    """Each trace's answer view (`piv_core.report_views`), by ``id(trace)``: rendered once, read by
+    """Each trace's answer view (`piv_core.runs.report_views`), by ``id(trace)``: rendered once, read by
     the failure summary and shown in the rollout."""
     views = {env_id: view_of(env_id) for env_id in {run.env_id for run in runs}}
     return {id(trace): answer_view(trace, views[run.env_id]) for run in runs for trace in run.traces}

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, TypeVar
 
-from piv_core.bounded_decode import ANSWER_MAX_BYTES, ANSWER_MAX_DEPTH, Undecodable, load_json
+from piv_core.parsing.bounded_decode import ANSWER_MAX_BYTES, ANSWER_MAX_DEPTH, Undecodable, load_json
 
 _OPEN = re.compile(re.escape("<answer>"), re.IGNORECASE)
 _CLOSE = re.compile(re.escape("</answer>"), re.IGNORECASE)

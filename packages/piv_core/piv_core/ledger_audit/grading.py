@@ -6,7 +6,7 @@ row whose invoice already appeared higher up (``duplicate_invoice``) and a row d
 the period (``outside_period``) are left out of the figures; `audit_rows` does that walk.
 
 A reply is parsed when its last ``<answer>`` block holds a JSON object whose ``faults`` is a
-fault map (`piv_core.audit`); otherwise every score is 0, ``parsed`` included. A figure that
+fault map (`piv_core.ledger_audit.audit`); otherwise every score is 0, ``parsed`` included. A figure that
 is missing or not an exact cent amount is simply wrong. A task may also ask for one figure per
 row (`Scheme.row_key`: a map {txn_id: amount} in the answer). Then only corrections earn: each
 row that has a fault is graded like a label, right when its amount is and the fault map lists it
@@ -29,10 +29,10 @@ from decimal import Decimal
 from types import MappingProxyType
 from typing import Any, NamedTuple, TypeVar
 
-from piv_core.answer import json_answer, parsed_once
-from piv_core.audit import code_scores, fault_pairs, pair_scores, read_fault_map
 from piv_core.compat import TaskData
-from piv_core.money import format_cents, parse_cents
+from piv_core.ledger_audit.audit import code_scores, fault_pairs, pair_scores, read_fault_map
+from piv_core.parsing.answer import json_answer, parsed_once
+from piv_core.parsing.money import format_cents, parse_cents
 
 DUPLICATE_INVOICE = "duplicate_invoice"
 OUTSIDE_PERIOD = "outside_period"
@@ -254,7 +254,7 @@ class Scheme:
     row_key: str | None = None
     """The answer key under which a task that asks for per-row figures has them stated."""
     parse: Callable[[str | None], Answer | None] = field(init=False, repr=False, compare=False)
-    """`read_answer` for these labels, remembering recent replies (`piv_core.answer.parsed_once`)."""
+    """`read_answer` for these labels, remembering recent replies (`piv_core.parsing.answer.parsed_once`)."""
     _label_metrics: tuple[str, ...] = field(init=False, repr=False, compare=False)
     _code_metrics: tuple[tuple[str, str, str], ...] = field(init=False, repr=False, compare=False)
 
@@ -376,7 +376,7 @@ def erring_audit(
     for clean, a clean row given one of `wrong_codes(row)`. Draws from `rng` in row order (one
     draw a row, and one more for a wrong code), so the same seed gives the same audit; ``p = 0``
     is the key's audit exactly. The scripted ``noisy`` policies of the tax environments use it."""
-    from piv_core.ledger_audit_plan import pick
+    from piv_core.ledger_audit.plan import pick
 
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"p must be between 0 and 1, got {p}")

@@ -6,7 +6,7 @@ key by pointing the client at this server. A request for model ``baseline/<polic
 (`piv_core.plugins`); ``oracle`` and ``reference`` both name an environment's solver, so
 ``baseline/oracle`` earns full marks on every environment of a run. An environment with a
 noisy solver is also served as ``baseline/noisy-<p>`` for any p in [0, 1], seeded per task and
-rollout (`piv_core.rollout_seeding`).
+rollout (`piv_core.baseline.rollout_seeding`).
 
 One endpoint can serve several environments. Which environment a request belongs to is read
 from the request itself: its system prompt (the first system message, or the first user message
@@ -43,10 +43,10 @@ from typing import Any
 from aiohttp import web
 
 from piv_core import plugins
-from piv_core.knobs import argument
+from piv_core.baseline.rollout_seeding import Draws, seeded_rng, task_key, tool_call_id
 from piv_core.plugins import EnvironmentPlugin, Registration, policy_names, policy_of
 from piv_core.policy import MODEL_PREFIX, Conversation, Policy, Reasoned, Reply, noisy_share, policy_name
-from piv_core.rollout_seeding import Draws, seeded_rng, task_key, tool_call_id
+from piv_core.tasksets.knobs import argument
 
 
 def estimate_tokens(text: str) -> int:

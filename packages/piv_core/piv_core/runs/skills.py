@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 SKILL_PREFIXES = ("recall_", "pass_", "resolved_")
-"""Per-skill metrics, reported per policy (`piv_core.signal_health`)."""
+"""Per-skill metrics, reported per policy (`piv_core.cli.signal_health`)."""
 PRESENCE_PREFIXES = ("keyed_", "has_")
 """Metrics saying whether (or how often) a task has the code, family or kind a skill metric is about."""
 PAIRED_PREFIXES = ("precision_", "error_")

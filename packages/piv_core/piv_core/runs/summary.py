@@ -1,9 +1,9 @@
 """Summaries of eval runs: a markdown table, a per-skill table and a bar chart comparing runs.
 
-Rows are runs, each labelled by `piv_core.runs.run_labels` (the label given, else its directory
+Rows are runs, each labelled by `piv_core.runs.reading.run_labels` (the label given, else its directory
 name less what all the runs' names share); columns are episode counts, the mean ± standard
 error of the weighted reward, how the traces stopped, then each reward and each run-wide metric
-over the run's traces. The per-skill metrics (`piv_core.skills`: ``recall_<code>``,
+over the run's traces. The per-skill metrics (`piv_core.runs.skills`: ``recall_<code>``,
 ``pass_<family>``, ...) are a table of their own, a metric per row, each mean over only the
 traces whose task has that skill. A count metric (`COUNT_PREFIXES`, such as ``calls_<tool>``) that a trace
 does not record counts as 0 there, since environments record only the tools that were called.
@@ -19,8 +19,8 @@ import math
 import statistics
 from pathlib import Path
 
-from piv_core.runs import EvalRun, mean_stderr, run_labels
-from piv_core.skills import FOOTNOTE, is_presence, is_skill, skill_values
+from piv_core.runs.reading import EvalRun, mean_stderr, run_labels
+from piv_core.runs.skills import FOOTNOTE, is_presence, is_skill, skill_values
 
 FULL_MARKS = 1.0 - 1e-9
 COUNT_PREFIXES = ("calls_", "num_")
@@ -62,7 +62,7 @@ def stops_cell(run: EvalRun) -> str:
 
 
 def _split_metrics(runs: list[EvalRun]) -> tuple[list[str], list[str]]:
-    """The metric columns: the run-wide ones, then the per-skill ones (`piv_core.skills`);
+    """The metric columns: the run-wide ones, then the per-skill ones (`piv_core.runs.skills`);
     presence metrics (``keyed_*``, ``has_*``) are neither, they count the tasks a skill has."""
     names = _columns(runs, "metrics")
     recorded = [run.scores("metrics").keys() for run in runs]
@@ -107,7 +107,7 @@ def metric_rows(runs: list[EvalRun]) -> tuple[list[str], list[list[str]]]:
 
 def skill_rows(runs: list[EvalRun]) -> tuple[list[str], list[list[str]]]:
     """One row per per-skill metric, one column per run: its mean ± stderr over the traces whose
-    task has the skill (`piv_core.skills.skill_values`) and how many those are; "–" where none."""
+    task has the skill (`piv_core.runs.skills.skill_values`) and how many those are; "–" where none."""
     header = ["per-skill metric", *run_labels(runs)]
     rows = []
     for name in _split_metrics(runs)[1]:

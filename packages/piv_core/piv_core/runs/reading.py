@@ -8,7 +8,7 @@ or any of its traces is not ``ok``, else as completed. Each failure keeps its re
 error recorded on its traces or the episode, else the stage limit that stopped it, else the
 rollout's line in the run's ``logs/latest/eval.log``. The per-trace readers (`trace_total`,
 `task_key`, `completion_tokens`, `tool_calls`) are what summaries, reports and comparisons
-share. Every file is read through `piv_core.run_files`: a bad one raises `RunFileError` naming
+share. Every file is read through `piv_core.runs.files`: a bad one raises `RunFileError` naming
 the file, the line and the field.
 """
 
@@ -24,7 +24,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from piv_core.run_files import (
+from piv_core.runs.files import (
     RunFileError,
     ValidateSummaryRecord,
     iter_records,
@@ -178,7 +178,7 @@ def _count(n: int, noun: str) -> str:
 
 
 def iter_episodes(path: Path) -> Iterator[dict[str, Any]]:
-    """Each episode record of ``<path>/traces.jsonl``, checked (`piv_core.run_files.iter_records`)."""
+    """Each episode record of ``<path>/traces.jsonl``, checked (`piv_core.runs.files.iter_records`)."""
     return iter_records(path / TRACES_FILE)
 
 

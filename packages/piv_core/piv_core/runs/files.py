@@ -24,7 +24,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from piv_core.bounded_decode import Undecodable, load_json
+from piv_core.parsing.bounded_decode import Undecodable, load_json
 
 MAX_FILE_BYTES = 512 * 2**20
 """The largest run file read (512 MiB)."""

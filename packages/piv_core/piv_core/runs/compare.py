@@ -1,6 +1,6 @@
 """Paired comparison of two eval runs over the tasks both of them ran (``compare RUN_A RUN_B``).
 
-Rollouts are paired by task (`piv_core.runs.task_key`: the task id, else the example index).
+Rollouts are paired by task (`piv_core.runs.reading.task_key`: the task id, else the example index).
 A task with several rollouts in a run counts once, at the mean of its rollouts' weighted
 rewards; an episode that errored or timed out without a trace is a rollout with reward 0. Over
 the tasks both runs share:
@@ -18,10 +18,10 @@ the tasks both runs share:
   has no correct delivery, or A spent no tokens, has no ratio and is left out; how many were is
   reported). A trace whose server reported no usage (llama.cpp's stream carries none, so the
   trace records 0 output tokens) counts its assistant text at four characters a token
-  (`piv_core.runs.output_tokens`); figures that include such estimates are marked ``~``, and
+  (`piv_core.runs.reading.output_tokens`); figures that include such estimates are marked ``~``, and
   the output says how many rollouts were estimated.
 
-Runs are named by `piv_core.runs.run_labels` (``--label``, else the directory names less what
+Runs are named by `piv_core.runs.reading.run_labels` (``--label``, else the directory names less what
 they share); the output lists each label's full run directory once.
 """
 
@@ -37,9 +37,8 @@ from fractions import Fraction
 from math import comb
 from pathlib import Path
 
-from piv_core.knobs import argument
-from piv_core.run_files import describe
-from piv_core.runs import (
+from piv_core.runs.files import describe
+from piv_core.runs.reading import (
     CHARS_PER_TOKEN,
     EvalRun,
     natural_key,
@@ -49,6 +48,7 @@ from piv_core.runs import (
     task_key,
     trace_total,
 )
+from piv_core.tasksets.knobs import argument
 
 RESAMPLES = 10_000
 """Bootstrap resamples for both intervals."""
