@@ -25,7 +25,8 @@ DEMO_OUT := outputs/demo
 
 TEXT_PACKAGES := piv-core au-bas-reconciliation-v1 us-sut-reconciliation-v1 geo-reprojection-v1
 TEXT_TESTS := packages/piv_core environments/au_bas_reconciliation_v1 environments/us_sut_reconciliation_v1 \
-	environments/geo_reprojection_v1 tests/test_splits.py tests/test_prime_rl.py tests/test_noisy_ledgers.py
+	environments/geo_reprojection_v1 tests/test_splits.py tests/test_prime_rl.py tests/test_noisy_ledgers.py \
+	tests/test_wheels.py
 VF031 := $(CURDIR)/.venv-verifiers-0.3.1
 # Both ends of the published ranges: every package's dependencies at the highest versions their
 # ranges admit, and at the lowest the packages declare directly (test tools as uv.lock holds them).
@@ -35,17 +36,17 @@ RANGE_PROJECTS := packages/piv_core/pyproject.toml $(wildcard environments/*/pyp
 RANGE_DIR := $(CURDIR)/build/ranges
 RANGE_KEY := verifiers openai pydantic pydantic-core httpx tenacity aiohttp certifi beancount google-re2 \
 	pyproj datasets matplotlib mcp
-RANGE_TESTS := packages/piv_core environments
+RANGE_TESTS := packages/piv_core environments tests/test_wheels.py
 # Tests of what only a source checkout offers (dev worlds, the unmanifested override): not run from wheels.
 RANGE_DESELECT := environments/beancount_ledger/tests/test_ladder.py::test_unset_level_serves_the_selectors_own_worlds \
 	environments/beancount_ledger/tests/test_release.py::test_the_override_admits_unmanifested_worlds_in_the_source_tree
-# One real eval per environment against the baseline endpoint: environment id and policy.
-RANGE_SMOKES := au-bas-reconciliation-v1:oracle us-sut-reconciliation-v1:oracle \
-	geo-reprojection-v1:oracle beancount-ledger:reference
 RANGE_PYTHON = $(FIND_PYTHON) 3.12 2>/dev/null || $(FIND_PYTHON) 3.11
 # Each end on its own Python, the oldest dependencies with the oldest Python (the other when one is missing).
 RANGE_PYTHON_lowest-direct = $(FIND_PYTHON) 3.11 2>/dev/null || $(FIND_PYTHON) 3.12
 RANGE_PYTHON_highest = $(RANGE_PYTHON)
+# One real eval per environment against the baseline endpoint: environment id and policy.
+RANGE_SMOKES := au-bas-reconciliation-v1:oracle us-sut-reconciliation-v1:oracle \
+	geo-reprojection-v1:oracle beancount-ledger:reference
 TEXT_SMOKES := $(filter-out beancount-ledger:%,$(RANGE_SMOKES))
 # $(call smoke_evals,VENV,SMOKES,OUT,LABEL): one eval of 2 tasks per environment with VENV's piv-eval
 # against the baseline endpoint; each must end with every episode completed.
@@ -89,7 +90,8 @@ test-python-%: $(UV)
 	$(UV) run --no-sync pytest -n $(JOBS) -q $(PYTEST_ARGS)
 
 # piv-core and the text environments from their wheels, beside verifiers 0.3.1 (dependencies from
-# the registry, the test tools at the versions uv.lock holds), and their tests against that copy.
+# the registry, the test tools at the versions uv.lock holds), and their tests against that copy:
+# the unit tests with tests/test_wheels.py, and one eval per text environment against the baseline endpoint.
 test-verifiers-0.3.1: $(UV)
 	@py="$$($(RANGE_PYTHON))" || exit 1; \
 	echo "== the text environments against verifiers 0.3.1 on $$py"; \
@@ -114,8 +116,9 @@ wheels: $(UV)
 		-o $(WHEELS)/dev-requirements.txt
 
 # Every package from its wheel, its dependencies resolved at END (`highest` or `lowest-direct`) of the
-# ranges the packages publish, in .venv-range-END: the versions resolved, the unit tests (not e2e),
-# and one eval per environment against the baseline endpoint. `make test-ranges` runs both ends.
+# ranges the packages publish, in .venv-range-END: the versions resolved, the unit tests (not e2e)
+# with tests/test_wheels.py (the installed copy, and verifiers' own eval command against its
+# piv-baseline), and one eval per environment against the baseline endpoint. `make test-ranges` runs both ends.
 range-wheels: $(UV)
 	@rm -rf $(RANGE_DIR)/wheels && $(MAKE) --no-print-directory wheels WHEELS=$(RANGE_DIR)/wheels
 
