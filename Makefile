@@ -41,9 +41,8 @@ RANGE_TESTS := packages/piv_core environments tests/test_wheels.py
 RANGE_DESELECT := environments/beancount_ledger/tests/test_ladder.py::test_unset_level_serves_the_selectors_own_worlds \
 	environments/beancount_ledger/tests/test_release.py::test_the_override_admits_unmanifested_worlds_in_the_source_tree
 RANGE_PYTHON = $(FIND_PYTHON) 3.12 2>/dev/null || $(FIND_PYTHON) 3.11
-# Each end on its own Python, the oldest dependencies with the oldest Python (the other when one is missing).
+# The lowest end on the oldest Python (3.12 when 3.11 is missing); the highest on RANGE_PYTHON.
 RANGE_PYTHON_lowest-direct = $(FIND_PYTHON) 3.11 2>/dev/null || $(FIND_PYTHON) 3.12
-RANGE_PYTHON_highest = $(RANGE_PYTHON)
 # One real eval per environment against the baseline endpoint: environment id and policy.
 RANGE_SMOKES := au-bas-reconciliation-v1:oracle us-sut-reconciliation-v1:oracle \
 	geo-reprojection-v1:oracle beancount-ledger:reference

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from beancount_ledger import keys, release
+from piv_core.testing import installed_from_wheel
 
 ROOT = Path(__file__).resolve().parents[3]
 UV = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv") or "uv"
@@ -67,18 +68,8 @@ def test_the_wheel_ships_code_and_the_shipped_world_only(wheels, dev_worlds):
     assert not [s for s in secrets if s and s in blob], "a secret is in the wheel"
 
 
-def _installed_from_a_wheel() -> bool:
-    import sysconfig
-
-    import beancount_ledger
-
-    return (
-        Path(sysconfig.get_paths()["purelib"]).resolve() in Path(beancount_ledger.__file__).resolve().parents
-    )
-
-
 @pytest.mark.skipif(
-    not _installed_from_a_wheel(),
+    not installed_from_wheel("beancount_ledger"),
     reason="runs in a copy installed from the wheels (make test-ranges)",
 )
 def test_an_installed_copy_ignores_the_development_override(tmp_path):

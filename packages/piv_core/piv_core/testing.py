@@ -1,13 +1,15 @@
 """Test helpers: score a reply through an environment's real `Task.score` with no model or runtime,
 fill in a worksheet's answer line, run the suite's commands as a user would, read back what a run
-report marks, and register an environment written in a test the way an installed distribution
-registers one."""
+report marks, register an environment written in a test the way an installed distribution
+registers one, and tell an installed copy from a source checkout."""
 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import re
+import sysconfig
 from collections.abc import Mapping
 from html.parser import HTMLParser
 from pathlib import Path
@@ -64,6 +66,15 @@ def filled_from_key(
         values[f"faults of {txn}"] = json.dumps(faults.get(txn, []))
     missed = {**values, f"faults of {next(iter(faults))}": "[]"}
     return filled_answer_line(prompt_text, values), filled_answer_line(prompt_text, missed)
+
+
+def installed_from_wheel(module: str) -> bool:
+    """Whether `module` is found in this interpreter's site-packages (a copy installed from a wheel),
+    not in a source checkout (an editable install) or nowhere."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.origin:
+        return False
+    return Path(sysconfig.get_paths()["purelib"]).resolve() in Path(spec.origin).resolve().parents
 
 
 def run_command(command: str, *args: str, cwd: str | None = None, timeout: float = 900) -> tuple[int, str]:
