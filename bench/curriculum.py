@@ -25,7 +25,7 @@ import tomllib
 from pathlib import Path
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "prime-rl" / "curriculum.toml"
-SKILL = {1: 0.05, 2: 0.2, 3: 0.45, 4: 0.7, 5: 0.9}
+SKILL = {1: 0.05, 2: 0.2, 3: 0.45, 4: 0.7, 5: 0.9, 6: 0.95}
 """The scripted policy's error rate by rung (``noisy-<p>``): it masters the low rungs, not the high."""
 
 

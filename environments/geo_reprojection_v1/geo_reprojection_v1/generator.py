@@ -4,8 +4,8 @@ The generator decides what is asked; it never computes the answer (that is
 `reference.solve`, from the printed inputs). For `inverse` it projects the drawn point to
 make the grid coordinate it shows, then rounds it to the millimetre like every printed input.
 Everything is drawn from the `random.Random` it is handed, so a problem is a pure function
-of its seed. With ``whole`` (`whole_point`) a Web Mercator forward part's point is one whose
-closed-form formula multiplies by whole numbers only.
+of its seed. With ``point_decimals`` (`rounded_point`) a Web Mercator forward part's point is one
+whose closed-form formula multiplies by numbers of that many decimals (whole numbers, or tenths).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from geo_reprojection_v1.problem import DISTANCE, INVERSE, REPROJECT, Problem, d
 from geo_reprojection_v1.prompt import mercator_latitude
 
 GRID_NAMES = tuple(GRIDS)
-WHOLE_PART = (REPROJECT, "webmerc")
-"""The one (family, grid) with whole-degree points: the forward formula a guided prompt states."""
+ROUNDED_PART = (REPROJECT, "webmerc")
+"""The one (family, grid) with rounded points: the forward formula a guided prompt states."""
 
 MIN_SEPARATION_DEG = 0.01
 """Point B lies this far (in degrees, roughly a kilometre) or more from point A ..."""
@@ -56,34 +56,55 @@ def point(rng: random.Random, grid: str) -> tuple[float, float]:
     return _micro(rng, west, east), _micro(rng, south, north)
 
 
-WHOLE_RANGE = (2, 19)
-"""The sizes of a whole-degree point's longitude and Mercator latitude: never 0 or 1, so that
+POINT_RANGE = (2, 19)
+"""The whole part of a rounded point's longitude and Mercator latitude: never 0 or 1, so that
 neither coordinate of the answer is 0 or the formula's constant itself."""
+POINT_DECIMALS = (0, 1)
+"""The decimals a rounded point may have: whole degrees, or tenths of a degree."""
 
 
-def _whole(rng: random.Random) -> int:
-    low, high = WHOLE_RANGE
-    size = low + int(rng.random() * (high - low + 1))
-    return size if rng.random() < 0.5 else -size
-
-
-def _whole_latitude(mercator: int) -> float:
+def _rounded_latitude(mercator: float) -> float:
     """The latitude, printed to six decimals, whose Mercator latitude is `mercator` degrees."""
     return float(degrees(math.degrees(2.0 * math.atan(math.exp(math.radians(mercator)))) - 90.0))
 
 
-_WHOLE_SIZES = range(WHOLE_RANGE[0], WHOLE_RANGE[1] + 1)
-if any(mercator_latitude(_whole_latitude(m)) != m for size in _WHOLE_SIZES for m in (size, -size)):
+def _survives(size: float) -> bool:
+    """Whether a Mercator latitude of `size` degrees either way comes back from its printed latitude."""
+    return all(mercator_latitude(_rounded_latitude(m)) == m for m in (size, -size))
+
+
+def _sizes(decimals: int) -> tuple[float, ...]:
+    """The sizes a rounded point's numbers are drawn from, in order: each whole number of
+    `POINT_RANGE` (``decimals`` 0), or each number of it with a non-zero tenth (``decimals`` 1),
+    less the few whose Mercator latitude the six-decimal latitude printed for it does not give back."""
+    low, high = POINT_RANGE
+    steps = [0] if decimals == 0 else range(1, 10)
+    every = [
+        round(whole + step / 10, 1) if decimals else float(whole)
+        for whole in range(low, high + 1)
+        for step in steps
+    ]
+    return tuple(size for size in every if _survives(size))
+
+
+SIZES = {decimals: _sizes(decimals) for decimals in POINT_DECIMALS}
+if len(SIZES[0]) != POINT_RANGE[1] - POINT_RANGE[0] + 1:
     raise RuntimeError("a whole Mercator latitude does not survive the six-decimal latitude printed for it")
 
 
-def whole_point(rng: random.Random) -> tuple[float, float]:
-    """A WGS 84 (lon, lat) whose longitude is a whole number of degrees and whose Mercator
-    latitude as the prompt prints it (`prompt.mercator_latitude`) is one too: the latitude is
-    printed to six decimals like every input, and for every whole number in `WHOLE_RANGE` the
-    printed latitude gives it back (checked at import)."""
-    lon = float(_whole(rng))
-    return lon, _whole_latitude(_whole(rng))
+def _rounded(rng: random.Random, decimals: int) -> float:
+    sizes = SIZES[decimals]
+    size = sizes[int(rng.random() * len(sizes))]
+    return size if rng.random() < 0.5 else -size
+
+
+def rounded_point(rng: random.Random, decimals: int) -> tuple[float, float]:
+    """A WGS 84 (lon, lat) whose longitude has `decimals` decimals (0: a whole number of degrees)
+    and whose Mercator latitude as the prompt prints it (`prompt.mercator_latitude`) has them too:
+    the latitude is printed to six decimals like every input, and gives the Mercator latitude back
+    exactly (`SIZES` holds only such values)."""
+    lon = _rounded(rng, decimals)
+    return lon, _rounded_latitude(_rounded(rng, decimals))
 
 
 def _second_point(rng: random.Random, grid: str, lon: float, lat: float) -> tuple[float, float]:
@@ -101,12 +122,16 @@ def _second_point(rng: random.Random, grid: str, lon: float, lat: float) -> tupl
 
 
 def generate(
-    rng: random.Random, families: tuple[str, ...], grids: tuple[str, ...] = GRID_NAMES, whole: bool = False
+    rng: random.Random,
+    families: tuple[str, ...],
+    grids: tuple[str, ...] = GRID_NAMES,
+    point_decimals: int | None = None,
 ) -> Problem:
     """One problem: a family from `families`, a grid from `grids`, inputs as the prompt prints them;
-    `whole`: a Web Mercator forward part's point is a `whole_point`."""
+    `point_decimals` (0 or 1): a Web Mercator forward part's point is a `rounded_point` of them."""
     family, grid = _pick(rng, families), _pick(rng, grids)
-    lon, lat = whole_point(rng) if whole and (family, grid) == WHOLE_PART else point(rng, grid)
+    rounded = point_decimals is not None and (family, grid) == ROUNDED_PART
+    lon, lat = rounded_point(rng, point_decimals) if rounded else point(rng, grid)
     if family == REPROJECT:
         return Problem(family, grid, (lon, lat))
     if family == INVERSE:

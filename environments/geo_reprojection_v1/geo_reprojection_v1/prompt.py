@@ -135,7 +135,7 @@ def mercator_latitude(latitude: float) -> float:
     return round(math.degrees(math.log(math.tan(math.radians(45.0 + latitude / 2.0)))), MERCATOR_DECIMALS)
 
 
-def _factor(value: float) -> str:
+def stated_factor(value: float) -> str:
     """A factor of the stated formula, to six decimals without trailing zeros (a whole number bare)."""
     text = f"{value:.{MERCATOR_DECIMALS}f}".rstrip("0").rstrip(".")
     return "0" if text == "-0" else text
@@ -150,8 +150,8 @@ def formula_line(problem: Problem) -> str | None:
     if problem.grid not in FORMULA_GRIDS:
         return None
     if problem.family == REPROJECT:
-        longitude = _factor(problem.inputs[0])
-        value = _factor(mercator_latitude(problem.inputs[1]))
+        longitude = stated_factor(problem.inputs[0])
+        value = stated_factor(mercator_latitude(problem.inputs[1]))
         return (
             f"Formula: for this point, easting = {PER_DEGREE_M} × {longitude} and northing = {PER_DEGREE_M} "
             f"× {value}. Multiply these two out as written. ({_SPHERE}; {PER_DEGREE_M} is R × π / 180, "
@@ -316,26 +316,46 @@ ANSWER_NAMES = {
 GUIDE_OPENING = "How to answer: "
 
 
-def _worksheet(problem: Problem) -> str:
-    """How to answer one Web Mercator forward part: the formula's two products to copy and
-    complete, then the answer line (the products' results are placeholders, nothing to copy)."""
-    longitude, value = _factor(problem.inputs[0]), _factor(mercator_latitude(problem.inputs[1]))
+_COUNTS = {2: "two", 4: "four", 6: "six", 8: "eight"}
+
+
+def _worksheet(problems: list[Problem]) -> str:
+    """How to answer a task of Web Mercator forward parts only: each formula's two products to copy
+    and complete, then the answer line (the products' results are placeholders, nothing to copy).
+    One part names its coordinates EASTING and NORTHING; several number them by part."""
+    tags = [""] if len(problems) == 1 else [str(i) for i in range(1, len(problems) + 1)]
+    products = [
+        f"{axis}{tag} = {PER_DEGREE_M} × {stated_factor(value)} = <product>"
+        for tag, problem in zip(tags, problems, strict=True)
+        for axis, value in (
+            ("easting", problem.inputs[0]),
+            ("northing", mercator_latitude(problem.inputs[1])),
+        )
+    ]
+    names = [f"{name}{tag}" for tag in tags for name in ("EASTING", "NORTHING")]
+    if len(problems) == 1:
+        where = (
+            "putting your easting in place of EASTING and your northing in place of NORTHING (plain numbers"
+        )
+    else:
+        where = (
+            "with every name in it replaced by your product on the line of that name, EASTING1 by the "
+            "easting1 line's, and so on (plain numbers; an answer line that still holds a name scores 0"
+        )
+    lines, count = "\n".join(products), _COUNTS.get(len(products), str(len(products)))
     return (
-        f"{GUIDE_OPENING}copy the two lines below, replacing each <product> with the product worked out "
-        "digit by digit, then end your reply with the answer line, putting your easting in place of "
-        "EASTING and your northing in place of NORTHING (plain numbers, no digit grouping).\n"
-        f"easting = {PER_DEGREE_M} × {longitude} = <product>\n"
-        f"northing = {PER_DEGREE_M} × {value} = <product>\n"
-        "<answer>EASTING, NORTHING</answer>"
+        f"{GUIDE_OPENING}copy the {count} lines below, replacing each <product> with the product "
+        f"worked out digit by digit, then end your reply with the answer line, {where}, no digit "
+        f"grouping).\n{lines}\n<answer>{', '.join(names)}</answer>"
     )
 
 
 def guide_line(problems: list[Problem]) -> str:
     """How to answer, for a guided task: working first, then the one block as its last line, with a
-    capitalised name in place of each number (no figures to copy). A one-part Web Mercator forward
-    task gets a worksheet instead: its formula's two products to complete (`_worksheet`)."""
-    if len(problems) == 1 and formula_line(problems[0]) and problems[0].family == REPROJECT:
-        return _worksheet(problems[0])
+    capitalised name in place of each number (no figures to copy). A task of Web Mercator forward
+    parts only gets a worksheet instead: its formulas' products to complete (`_worksheet`)."""
+    if all(formula_line(p) and p.family == REPROJECT for p in problems):
+        return _worksheet(problems)
     if len(problems) == 1:
         names = [name.upper() for name in ANSWER_NAMES[problems[0].family]]
         where = " and ".join(f"your {name.lower()} in place of {name}" for name in names)

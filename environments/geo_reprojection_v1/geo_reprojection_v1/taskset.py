@@ -247,13 +247,14 @@ class GeoConfig(TasksetConfig, MixKnobs):
     """Say in the prompt how to answer (plain-text working, then one block whose numbers are named in
     order), state the scoring even for one part, and give each Web Mercator part its closed-form
     formula; the system prompt's example then shows no figures. Off: the prompt as it always was."""
-    whole_degrees: bool = False
-    """Draw each Web Mercator forward part's point with a whole-number longitude and a whole-number
-    Mercator latitude (2 to 9 degrees either way), so its stated formula multiplies by whole
-    numbers; needs families [reproject] and grids [webmerc]."""
+    point_decimals: Annotated[int | None, integer()] = None
+    """Draw each Web Mercator forward part's point with a longitude and a Mercator latitude of this
+    many decimals, 2 to 19.9 degrees either way: 0, whole numbers; 1, tenths (a non-zero tenth), so
+    its stated formula multiplies by such numbers; needs families [reproject] and grids [webmerc].
+    Unset (the default): any point."""
     level: Level = None
     """A rung of `levels.RUNGS` (1 easiest): sets families, grids, tolerance_scale,
-    parts_per_task, scoring and, where the rung lists them, guide, whole_degrees, task.graded,
+    parts_per_task, scoring and, where the rung lists them, guide, point_decimals, task.graded,
     task.graded_halflife and task.graded_per_coordinate. Unset: those knobs as given."""
     seed: Annotated[int, integer()] = DEFAULT_SEED
     """Generator seed; task i depends only on (split, seed, i), the knobs above and the tolerances."""
@@ -284,6 +285,13 @@ class GeoConfig(TasksetConfig, MixKnobs):
             raise ValueError(f"parts_per_task must be between 1 and {MAX_PARTS}, got {value}")
         return value
 
+    @field_validator("point_decimals")
+    @classmethod
+    def _known_decimals(cls, value: int | None) -> int | None:
+        if value not in (None, *generator.POINT_DECIMALS):
+            raise ValueError(f"point_decimals must be one of {list(generator.POINT_DECIMALS)}, got {value}")
+        return value
+
     @field_validator("scoring")
     @classmethod
     def _known_scoring(cls, value: str) -> str:
@@ -309,9 +317,9 @@ class GeoConfig(TasksetConfig, MixKnobs):
                 )
         apply_level(self, {n: {k: v for k, v in r.items() if k not in TASK_KNOBS} for n, r in RUNGS.items()})
         self._task_level()
-        if self.whole_degrees and (self.families, self.grids) != ([REPROJECT], ["webmerc"]):
+        if self.point_decimals is not None and (self.families, self.grids) != ([REPROJECT], ["webmerc"]):
             raise ValueError(
-                "whole_degrees draws Web Mercator forward points only: it needs families ['reproject'] "
+                "point_decimals draws Web Mercator forward points only: it needs families ['reproject'] "
                 f"and grids ['webmerc'], got {self.families} and {self.grids}"
             )
         for family in FAMILIES:
@@ -415,7 +423,7 @@ def make_task_data(config: GeoConfig, idx: int) -> GeoData:
     rng = split_rng(config.split, config.seed, idx)
     families, grids = tuple(config.families), tuple(config.grids)
     problems = [
-        generator.generate(rng, families, grids, config.whole_degrees) for _ in range(config.parts_per_task)
+        generator.generate(rng, families, grids, config.point_decimals) for _ in range(config.parts_per_task)
     ]
     return task_data(
         problems,

@@ -74,7 +74,7 @@ def test_a_guided_prompt_says_how_to_answer_and_shows_no_figures(parts):
         assert data.system_prompt == prompt.GUIDED_SYSTEM_PROMPT and "512345" not in data.system_prompt
         assert "plain text" in data.system_prompt and prompt.guided(data.prompt)
         last = data.prompt.split("\n\n")[-1]
-        worksheet = parts == 1 and data.family == "reproject" and data.grid == "webmerc"
+        worksheet = all(part.family == "reproject" and part.grid == "webmerc" for part in data.parts)
         assert last.startswith(prompt.GUIDE_OPENING)
         assert "<product>" in last if worksheet else "step by step" in last, last
         assert last.splitlines()[-1].startswith("<answer>") and data.prompt.endswith("</answer>")
@@ -103,7 +103,7 @@ def test_the_stated_formula_agrees_with_proj_to_six_centimetres():
 
 
 def test_validate_rejects_a_tampered_guide_formula_or_system_prompt():
-    for task in _tasks(4, level=2, seed=5):
+    for task in _tasks(4, level=4, seed=5):
         data = task.data
         assert _valid(task)
         formula = prompt.formula_line(Problem(REPROJECT, "webmerc", (1.0, 2.0)))
@@ -137,12 +137,16 @@ def test_a_level_that_sets_the_task_knobs_refuses_other_values_naming_them():
     assert GeoConfig(level=5, task=GeoTaskConfig(graded=True)).task.graded
 
 
-@pytest.fixture(scope="module")
-def easiest() -> list[GeoTask]:
-    return _tasks(200, level=1, seed=11)
+ROUNDED = [level for level, rung in RUNGS.items() if rung.get("point_decimals") is not None]
+"""The rungs of rounded Web Mercator points, each part's formula a worksheet of two products."""
 
 
-def test_at_the_easiest_rung_no_degenerate_answer_earns_more_than_a_rough_honest_one(easiest):
+@pytest.fixture(scope="module", params=ROUNDED)
+def rounded(request) -> list[GeoTask]:
+    return _tasks(200 // RUNGS[request.param]["parts_per_task"], level=request.param, seed=11)
+
+
+def test_at_the_rounded_rungs_no_degenerate_answer_earns_more_than_a_rough_honest_one(rounded):
     def rough(part, error):
         lon, lat = part.inputs
         return prompt.formula_answer(Problem(REPROJECT, part.grid, (lon, lat)))[0] * (1 + error), part.key[
@@ -158,40 +162,50 @@ def test_at_the_easiest_rung_no_degenerate_answer_earns_more_than_a_rough_honest
         "stated_factors": lambda part: (part.inputs[0], prompt.mercator_latitude(part.inputs[1])),
         "stated_constant": lambda part: (prompt.PER_DEGREE_M, prompt.PER_DEGREE_M),
     }
-    floor = {name: _mean(easiest, answer) for name, answer in degenerate.items()}
-    # Every coordinate is 111319.490793 times a whole number of 2 to 19: an honest product right to
+    floor = {name: _mean(rounded, answer) for name, answer in degenerate.items()}
+    # Every coordinate is 111319.490793 times a number of 2 to 19.9: an honest product right to
     # three or four figures earns most of the reward, a wrong multiplier (111 km off or more) little.
-    honest = {error: _mean(easiest, lambda part, e=error: rough(part, e)) for error in (0.001, 0.005, 0.01)}
+    honest = {error: _mean(rounded, lambda part, e=error: rough(part, e)) for error in (0.001, 0.005, 0.01)}
     assert max(floor.values()) < 0.03, floor
     assert honest[0.001] > 0.8 and honest[0.005] > 0.3 and honest[0.01] > 0.1, honest
     assert min(honest.values()) > 3 * max(floor.values()), (honest, floor)
 
 
-def test_at_the_easiest_rung_each_coordinate_earns_half(easiest):
-    for task in easiest[:50]:
-        part = task.data.parts[0]
-        easting, northing = part.key
-        for answer, expected in (
-            ((easting, northing), 1.0),
-            ((easting, northing + 3e6), 0.5),
-            ((easting - 3e6, northing), 0.5),
-            ((easting + 3e6, northing - 3e6), 0.0),
-        ):
-            reward = score_reply(task, f"<answer>{answer[0]:.3f}, {answer[1]:.3f}</answer>").reward
-            assert reward == pytest.approx(expected, abs=0.001), (task.data.id, answer)
+def test_at_the_rounded_rungs_each_coordinate_earns_its_share(rounded):
+    for task in rounded[:50]:
+        keys = [value for part in task.data.parts for value in part.key]
+        share = 1 / len(keys)
+        for wrong in range(len(keys)):
+            answer = [value + 3e6 * (i == wrong) for i, value in enumerate(keys)]
+            reward = score_reply(task, _reply(answer)).reward
+            assert reward == pytest.approx(1 - share, abs=0.001), (task.data.id, wrong)
+        assert score_reply(task, _reply(keys)).reward == pytest.approx(1.0)
+        assert score_reply(task, _reply([v + 3e6 for v in keys])).reward == pytest.approx(0.0, abs=0.001)
 
 
-def test_the_easiest_rung_multiplies_by_whole_numbers_only(easiest):
+def test_the_rounded_rungs_multiply_by_the_rungs_numbers_only(rounded):
+    (level,) = {task.data.level for task in rounded}
+    places = RUNGS[level]["point_decimals"]
     sizes = set()
-    for task in easiest:
-        lon, lat = task.data.parts[0].inputs
-        mercator = prompt.mercator_latitude(lat)
-        assert lon == int(lon) and mercator == int(mercator), task.data.id
-        sizes |= {abs(int(lon)), abs(int(mercator))}
+    for task in rounded:
         worksheet = task.data.prompt.split("How to answer: ")[1]
-        assert f"easting = 111319.490793 × {int(lon)} = <product>" in worksheet
-        assert f"northing = 111319.490793 × {int(mercator)} = <product>" in worksheet
-    assert sizes == set(range(2, 20))
+        tags = [""] if len(task.data.parts) == 1 else [str(i) for i in range(1, len(task.data.parts) + 1)]
+        for tag, part in zip(tags, task.data.parts, strict=True):
+            lon, lat = part.inputs
+            mercator = prompt.mercator_latitude(lat)
+            for value in (lon, mercator):
+                assert round(value, places) == value and (round(value) == value) == (places == 0), (
+                    task.data.id
+                )
+            sizes |= {abs(lon), abs(mercator)}
+            assert f"easting{tag} = 111319.490793 × {prompt.stated_factor(lon)} = <product>" in worksheet
+            assert (
+                f"northing{tag} = 111319.490793 × {prompt.stated_factor(mercator)} = <product>" in worksheet
+            )
+    if places == 0:
+        assert sizes == set(range(2, 20))
+    else:
+        assert min(sizes) < 3 and max(sizes) > 19 and len(sizes) > 100
 
 
 def test_graded_rungs_score_the_oracle_one_and_noisy_wrong_parts_at_most_a_fifth():
@@ -221,10 +235,16 @@ def test_the_baseline_endpoint_knows_the_guided_system_prompt_as_this_environmen
 @pytest.mark.parametrize(
     ("knobs", "named"),
     [
-        ({"whole_degrees": True}, "whole_degrees draws Web Mercator forward points only"),
-        ({"whole_degrees": True, "families": ["reproject"], "grids": ["utm33n"]}, "whole_degrees"),
+        ({"point_decimals": 0}, "point_decimals draws Web Mercator forward points only"),
+        ({"point_decimals": 1, "families": ["reproject"], "grids": ["utm33n"]}, "point_decimals"),
+        (
+            {"point_decimals": 2, "families": ["reproject"], "grids": ["webmerc"]},
+            "point_decimals must be one of",
+        ),
+        ({"point_decimals": True, "families": ["reproject"], "grids": ["webmerc"]}, "point_decimals"),
         ({"task": {"graded_per_coordinate": True}}, "graded_per_coordinate needs graded"),
-        ({"level": 1, "whole_degrees": False}, "whole_degrees was given"),
+        ({"level": 1, "point_decimals": 1}, "point_decimals was given"),
+        ({"level": 2, "point_decimals": 0}, "point_decimals was given"),
         (
             {"level": 1, "task": {"graded": True, "graded_per_coordinate": False}},
             "task.graded_per_coordinate",
@@ -236,9 +256,12 @@ def test_the_rung_one_knobs_fail_at_load_naming_themselves(knobs, named):
         GeoConfig(**knobs)
 
 
-def test_whole_degrees_alone_draws_whole_points_on_web_mercator():
-    config = GeoConfig(whole_degrees=True, families=["reproject"], grids=["webmerc"])
+@pytest.mark.parametrize("decimals", [0, 1])
+def test_point_decimals_alone_draws_rounded_points_on_web_mercator(decimals):
+    config = GeoConfig(point_decimals=decimals, families=["reproject"], grids=["webmerc"])
+    assert GeoConfig.model_validate({**config.model_dump(), "point_decimals": str(decimals)}) == config
     for idx in range(30):
         lon, lat = make_task_data(config, idx).inputs
-        assert lon == int(lon) and 2 <= abs(lon) <= 19
-        assert prompt.mercator_latitude(lat) == int(prompt.mercator_latitude(lat))
+        for value in (lon, prompt.mercator_latitude(lat)):
+            assert 2 <= abs(value) < 20 and round(value, decimals) == value, (idx, value)
+            assert (round(value) == value) == (decimals == 0), (idx, value)

@@ -34,8 +34,8 @@ def _tasks(level: int, count: int, seed: int = 3, **task_config: object) -> list
     return [GeoTask(make_task_data(config, idx), config.task) for idx in range(count)]
 
 
-def test_the_ladder_has_four_to_six_rungs_and_each_passes_the_knob_checks():
-    assert 4 <= len(RUNGS) <= 6
+def test_the_ladder_has_four_to_eight_rungs_and_each_passes_the_knob_checks():
+    assert 4 <= len(RUNGS) <= 8
     for level, rung in RUNGS.items():
         knobs = {name: value for name, value in rung.items() if name not in TASK_KNOBS}
         task = {name: value for name, value in rung.items() if name in TASK_KNOBS}
@@ -94,7 +94,7 @@ def test_the_prompt_states_every_part_its_tolerance_and_the_scoring(level):
 
 
 def test_a_wrong_part_costs_its_share_under_fraction_and_everything_under_all():
-    for level, expected in ((4, 2 / 3), (5, 0.0)):
+    for level, expected in ((6, 2 / 3), (7, 0.0)):
         for task in _tasks(level, 5):
             values = list(baselines._solve(task.data.prompt))
             values[0] += 1e7
@@ -124,7 +124,7 @@ def test_graded_parts_are_announced_and_averaged():
 
 
 def test_validate_rejects_a_tampered_part_or_scoring_statement():
-    for task in _tasks(3, 6):
+    for task in _tasks(5, 6):
         data = task.data
         more = list(data.more_parts)
         key = list(more[-1].key)

@@ -7,6 +7,7 @@ import statistics
 
 import pytest
 from geo_reprojection_v1 import baselines
+from geo_reprojection_v1.levels import RUNGS
 from geo_reprojection_v1.problem import FAMILIES
 from geo_reprojection_v1.taskset import GeoConfig, GeoData, GeoTask, make_task_data
 from piv_core.policy import Conversation
@@ -28,7 +29,7 @@ def easiest() -> list[GeoTask]:
     return _tasks(100, level=1, seed=17)
 
 
-@pytest.mark.parametrize("knobs", [{}, {"level": 1}, {"level": 3}, {"level": 5}])
+@pytest.mark.parametrize("knobs", [{}, *({"level": level} for level in RUNGS)])
 def test_p_zero_is_the_oracle(knobs):
     for task in _tasks(30, **knobs):
         conversation = _conversation(task.data)

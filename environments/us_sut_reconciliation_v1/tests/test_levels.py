@@ -149,18 +149,20 @@ def test_a_prompt_asking_other_figures_than_the_key_fails_validate():
     assert not _valid(UsSutTask(task.data.model_copy(update={"prompt": text})))
 
 
-def test_rungs_one_to_four_have_a_focused_prompt_and_the_others_the_full_one():
+def test_rungs_one_to_five_have_a_focused_prompt_and_the_others_the_full_one():
     for level in RUNGS:
         system = make_task_data(UsSutConfig(level=level), 0).system_prompt
-        assert (system == prompt.SYSTEM_PROMPT) == (level > 4), level
+        assert (system == prompt.SYSTEM_PROMPT) == (level > 5), level
 
 
 def test_unset_level_is_the_default_set_and_levels_have_their_own_ids():
-    default, level6 = UsSutConfig(), UsSutConfig(level=6)
+    default, level7 = UsSutConfig(), UsSutConfig(level=7)
     assert default.fault_codes == list(FAULT_CODES) and default.figures == list(FIGURES)
-    plain, six = make_task_data(default, 3), make_task_data(level6, 3)
-    assert plain.id == f"us-sut-{default.seed}-3" and six.id == f"us-sut-level6-{default.seed}-3"
-    assert plain.model_copy(update={"id": six.id, "level": 6}) == six  # rung 6 is the default configuration
+    plain, seven = make_task_data(default, 3), make_task_data(level7, 3)
+    assert plain.id == f"us-sut-{default.seed}-3" and seven.id == f"us-sut-level7-{default.seed}-3"
+    assert (
+        plain.model_copy(update={"id": seven.id, "level": 7}) == seven
+    )  # rung 7 is the default configuration
     assert len({make_task_data(UsSutConfig(level=level), 0).id for level in RUNGS}) == len(RUNGS)
 
 
@@ -177,16 +179,16 @@ def test_the_ladder_climbs():
 
 
 def test_each_focused_rung_changes_one_knob_from_the_one_below():
-    changed = [{k for k, v in RUNGS[level].items() if RUNGS[level - 1][k] != v} for level in (2, 3, 4)]
-    assert changed == [{"row_mix"}] * 3
-    mixes = [RUNGS[level]["row_mix"] for level in (1, 2, 3, 4)]
-    assert mixes == ["round_home_sales", "home_sales", "tenth_rate_sales", "sales"]
+    changed = [{k for k, v in RUNGS[level].items() if RUNGS[level - 1][k] != v} for level in (2, 3, 4, 5)]
+    assert changed == [{"row_mix"}] * 4
+    mixes = [RUNGS[level]["row_mix"] for level in (1, 2, 3, 4, 5)]
+    assert mixes == ["round_home_sales", "dollar_home_sales", "home_sales", "tenth_rate_sales", "sales"]
 
 
 @pytest.mark.parametrize(
     ("knobs", "named"),
     [
-        ({"level": 0}, "level must be between 1 and 8"),
+        ({"level": 0}, "level must be between 1 and 9"),
         ({"level": 1, "num_rows": 30}, "num_rows was given"),
         ({"fault_codes": ["nexus"]}, "fault_codes must be a non-empty list"),
         ({"figures": []}, "figures must be a non-empty list"),

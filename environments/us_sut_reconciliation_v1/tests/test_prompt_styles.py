@@ -110,10 +110,12 @@ def test_partial_credit_grades_each_figure_and_the_prompt_says_so(reply):
     assert score_reply(stated, reply(off, task.data.faults)).rewards["return_correct"] == 0.0
 
 
-@pytest.mark.parametrize("row_mix", ["sales", "tenth_rate_sales", "home_sales", "round_home_sales"])
+@pytest.mark.parametrize(
+    "row_mix", ["sales", "tenth_rate_sales", "home_sales", "dollar_home_sales", "round_home_sales"]
+)
 def test_a_sales_only_mix_writes_unclaimed_sales_of_every_category(row_mix):
     config = UsSutConfig(**{**FOCUSED, "fault_rate": 0.0}, row_mix=row_mix)
-    categories, prices, rates = set(), set(), set()
+    categories, prices, rates, cents = set(), set(), set(), set()
     for idx in range(40):
         _, business_zip, rows = prompt.read_ledger(make_task_data(config, idx).prompt_text)
         assert all(r.kind == SALE and not r.claimed for r in rows)
@@ -124,8 +126,12 @@ def test_a_sales_only_mix_writes_unclaimed_sales_of_every_category(row_mix):
             assert rate == rate.to_integral_value() and all(r.zip == business_zip for r in rows)
         if row_mix == "round_home_sales":
             assert all(r.gross % 50 == 0 for r in rows)
+        if row_mix == "dollar_home_sales":
+            assert all(r.gross % 1 == 0 and r.gross >= 5 for r in rows)
         prices |= {r.gross % 50 == 0 for r in rows}
+        cents |= {r.gross % 1 == 0 for r in rows}
     assert categories == {True, False} and (row_mix == "round_home_sales" or False in prices)
+    assert (cents == {True}) == row_mix.endswith(("round_home_sales", "dollar_home_sales"))
     if row_mix == "tenth_rate_sales":  # rates of one decimal, whole ones among them
         assert {r == r.quantize(Decimal("0.1")) for r in rates} == {True} and len(rates) == 4
         assert {r == r.to_integral_value() for r in rates} == {True, False}
@@ -133,7 +139,9 @@ def test_a_sales_only_mix_writes_unclaimed_sales_of_every_category(row_mix):
         assert any(r != r.quantize(Decimal("0.1")) for r in rates)
 
 
-@pytest.mark.parametrize("row_mix", ["mixed", "sales", "tenth_rate_sales", "home_sales", "round_home_sales"])
+@pytest.mark.parametrize(
+    "row_mix", ["mixed", "sales", "tenth_rate_sales", "home_sales", "dollar_home_sales", "round_home_sales"]
+)
 @pytest.mark.parametrize("credit", prompt.FIGURE_CREDITS)
 def test_the_oracle_scores_full_and_validate_passes_under_every_style(row_mix, credit):
     code_sets = ([TAX_MISCALCULATED], ["missing_exemption_cert", "duplicate_invoice"], list(FAULT_CODES))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Sequence
 from datetime import date, timedelta
-from decimal import Decimal
+from decimal import ROUND_FLOOR, Decimal
 from typing import NamedTuple
 
 from piv_core.ledger_audit.plan import (
@@ -71,19 +71,20 @@ SALE_CODES = (TAX_ON_EXEMPT_ITEM, TAX_MISCALCULATED, NEXUS_MISALLOCATION, *PURCH
 PRICE_CENTS = (500, 600_000)
 """Every gross amount is drawn from [low, high) cents."""
 MIXED, SALES, TENTH_RATE_SALES = "mixed", "sales", "tenth_rate_sales"
-HOME_SALES, ROUND_HOME_SALES = "home_sales", "round_home_sales"
-ROW_MIXES = (MIXED, SALES, TENTH_RATE_SALES, HOME_SALES, ROUND_HOME_SALES)
+HOME_SALES, DOLLAR_HOME_SALES, ROUND_HOME_SALES = "home_sales", "dollar_home_sales", "round_home_sales"
+ROW_MIXES = (MIXED, SALES, TENTH_RATE_SALES, HOME_SALES, DOLLAR_HOME_SALES, ROUND_HOME_SALES)
 """What a ledger's rows are: sales and purchases of every kind, faults planted as the default
 configuration plants them (``mixed``); or sales with no exemption claim only, priced anywhere in
 `PRICE_CENTS` and delivered to any ZIP (``sales``) or to a ZIP of `TENTH_RATE_ZIPS`
 (``tenth_rate_sales``), or delivered to the business ZIP by a business
-in a ZIP whose combined rate is a whole percent, at any price (``home_sales``) or at a whole number
-of fifty dollars, $100 to $50 x `ROUND_FIFTIES` (``round_home_sales``). In the sales-only mixes a
+in a ZIP whose combined rate is a whole percent, at any price (``home_sales``), at a whole number
+of dollars anywhere in `PRICE_CENTS` (``dollar_home_sales``) or at a whole number of fifty
+dollars, $100 to $50 x `ROUND_FIFTIES` (``round_home_sales``). In the sales-only mixes a
 row's category is drawn first (`SALES_TREATMENTS`) and whether it is faulty does not depend on it: a
 faulty exempt sale is taxed, a faulty taxable sale's tax is miscalculated (`_planted_sale`). So no
 category, price or recorded figure tells a faulty row from a clean one without the product and the
 comparison."""
-HOME_MIXES = (HOME_SALES, ROUND_HOME_SALES)
+HOME_MIXES = (HOME_SALES, DOLLAR_HOME_SALES, ROUND_HOME_SALES)
 """The mixes whose sales are all delivered to the business ZIP, taxed there at a whole percent."""
 ROUND_FIFTIES = 20
 SALES_TREATMENTS = ((TAXABLE, 0.8), (EXEMPT, 0.2))
@@ -140,6 +141,8 @@ def _sale(rng: random.Random, day: date, invoice: str, business_zip: str, row_mi
     category = pick(rng, drawn_share(rng, SALES_TREATMENTS))
     if row_mix == ROUND_HOME_SALES:
         gross = Decimal(50 * (2 + int(rng.random() * (ROUND_FIFTIES - 1)))).quantize(_ZERO)
+    elif row_mix == DOLLAR_HOME_SALES:
+        gross = _gross(rng).to_integral_value(ROUND_FLOOR).quantize(_ZERO)
     else:
         gross = _gross(rng)
     if row_mix in HOME_MIXES:

@@ -1,6 +1,6 @@
 """The difficulty ladder: what each ``level`` of the taskset sets (`piv_core.tasksets.ladder`).
 
-Rungs 1 to 4 are five sales with no exemption claim under a focused prompt (only the rung's fault
+Rungs 1 to 5 are five sales with no exemption claim under a focused prompt (only the rung's fault
 codes and figure, an answer of placeholders) that ends on a worksheet of the rows to complete, and
 ask for sales_tax_due and every row's correct tax (``row_figures``) with partial credit for
 corrections only: a faulty row counts when it is flagged with its correct tax, a clean one does
@@ -8,10 +8,11 @@ not count, and a flag counts as found only with its row's correct tax. Half the 
 average, whatever their category (tax charged on an exempt sale, or a taxable sale's tax
 miscalculated in one of several forms). Each of them changes one thing from the one below, the
 row mix: rung 1 delivers every sale to the business ZIP, whose combined rate is a whole percent,
-at a whole number of fifty dollars (``round_home_sales``); rung 2 lets the price be any
-(``home_sales``); rung 3 delivers to the ZIPs whose rate has at most one decimal
-(``tenth_rate_sales``); rung 4 to any ZIP (``sales``). Rung 5 is the first under the full prompt;
-rung 6 is the default configuration, and rungs 7 and 8 are longer ledgers at higher fault rates.
+at a whole number of fifty dollars (``round_home_sales``); rung 2 at any whole number of dollars
+(``dollar_home_sales``); rung 3 at any price (``home_sales``); rung 4 delivers to the ZIPs whose
+rate has at most one decimal (``tenth_rate_sales``); rung 5 to any ZIP (``sales``). Rung 6 is the
+first under the full prompt; rung 7 is the default configuration, and rungs 8 and 9 are longer
+ledgers at higher fault rates.
 Every rung sets every knob the ladder uses, so a level is always the same task.
 """
 
@@ -42,14 +43,15 @@ FOCUSED_SALES = {
     "figure_credit": "partial",
     "row_figures": True,
 }
-"""Rung 4; rungs 1 to 3 change its row mix."""
+"""Rung 5; rungs 1 to 4 change its row mix."""
 
 RUNGS = {
     1: {**FOCUSED_SALES, "row_mix": "round_home_sales"},
-    2: {**FOCUSED_SALES, "row_mix": "home_sales"},
-    3: {**FOCUSED_SALES, "row_mix": "tenth_rate_sales"},
-    4: dict(FOCUSED_SALES),
-    5: {
+    2: {**FOCUSED_SALES, "row_mix": "dollar_home_sales"},
+    3: {**FOCUSED_SALES, "row_mix": "home_sales"},
+    4: {**FOCUSED_SALES, "row_mix": "tenth_rate_sales"},
+    5: dict(FOCUSED_SALES),
+    6: {
         "num_rows": 20,
         "fault_rate": 0.25,
         "fault_codes": [
@@ -61,11 +63,11 @@ RUNGS = {
         ],
         "figures": ALL_FIGURES,
     },
-    6: {"num_rows": 30, "fault_rate": 0.25, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
-    7: {"num_rows": 80, "fault_rate": 0.35, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
-    8: {"num_rows": 200, "fault_rate": 0.5, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
+    7: {"num_rows": 30, "fault_rate": 0.25, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
+    8: {"num_rows": 80, "fault_rate": 0.35, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
+    9: {"num_rows": 200, "fault_rate": 0.5, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
 }
-for _rung in RUNGS.values():  # the rungs above 4 are the full task: every knob the ladder sets is set
+for _rung in RUNGS.values():  # the rungs above 5 are the full task: every knob the ladder sets is set
     _rung.setdefault("row_mix", "mixed")
     _rung.setdefault("prompt_style", "full")
     _rung.setdefault("figure_credit", "all_or_nothing")

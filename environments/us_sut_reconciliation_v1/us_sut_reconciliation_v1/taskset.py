@@ -161,12 +161,15 @@ class UsSutConfig(TasksetConfig, MixKnobs):
     """The figures the task asks for (default: all six). When fewer, the task names them; the
     graded ones among them (all but exempt_sales) count towards ``return_correct`` and
     ``fields_correct``. At least one graded figure must be asked for."""
-    row_mix: Literal["mixed", "sales", "tenth_rate_sales", "home_sales", "round_home_sales"] = "mixed"
+    row_mix: Literal[
+        "mixed", "sales", "tenth_rate_sales", "home_sales", "dollar_home_sales", "round_home_sales"
+    ] = "mixed"
     """What the rows are (`generator.ROW_MIXES`): sales and purchases of every kind (``mixed``, the
     default); or sales with no claim only, of every category, at any price and delivered to any ZIP
     (``sales``) or to a ZIP whose combined rate has at most one decimal (``tenth_rate_sales``), or
     delivered to the business ZIP, taxed there at a whole percent, at any price
-    (``home_sales``) or at whole fifties of dollars (``round_home_sales``).
+    (``home_sales``), at whole dollars (``dollar_home_sales``) or at whole fifties of dollars
+    (``round_home_sales``).
     In the sales-only mixes whether a row is faulty does not depend on its category, and a
     miscalculated tax takes one of several forms."""
     prompt_style: Literal["full", "focused"] = "full"
