@@ -79,11 +79,7 @@ def _sizes(decimals: int) -> tuple[float, ...]:
     less the few whose Mercator latitude the six-decimal latitude printed for it does not give back."""
     low, high = POINT_RANGE
     steps = [0] if decimals == 0 else range(1, 10)
-    every = [
-        round(whole + step / 10, 1) if decimals else float(whole)
-        for whole in range(low, high + 1)
-        for step in steps
-    ]
+    every = [round(whole + step / 10, 1) for whole in range(low, high + 1) for step in steps]
     return tuple(size for size in every if _survives(size))
 
 

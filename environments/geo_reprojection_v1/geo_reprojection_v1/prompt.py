@@ -334,19 +334,18 @@ def _worksheet(problems: list[Problem]) -> str:
     ]
     names = [f"{name}{tag}" for tag in tags for name in ("EASTING", "NORTHING")]
     if len(problems) == 1:
-        where = (
-            "putting your easting in place of EASTING and your northing in place of NORTHING (plain numbers"
-        )
+        put, rule = "putting your easting in place of EASTING and your northing in place of NORTHING", ""
     else:
-        where = (
+        put = (
             "with every name in it replaced by your product on the line of that name, EASTING1 by the "
-            "easting1 line's, and so on (plain numbers; an answer line that still holds a name scores 0"
+            "easting1 line's, and so on"
         )
+        rule = "; an answer line that still holds a name scores 0"
     lines, count = "\n".join(products), _COUNTS.get(len(products), str(len(products)))
     return (
         f"{GUIDE_OPENING}copy the {count} lines below, replacing each <product> with the product "
-        f"worked out digit by digit, then end your reply with the answer line, {where}, no digit "
-        f"grouping).\n{lines}\n<answer>{', '.join(names)}</answer>"
+        f"worked out digit by digit, then end your reply with the answer line, {put} (plain numbers{rule}, "
+        f"no digit grouping).\n{lines}\n<answer>{', '.join(names)}</answer>"
     )
 
 
