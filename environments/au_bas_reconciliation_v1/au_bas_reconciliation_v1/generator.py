@@ -91,20 +91,22 @@ SUPPLIERS = (
 
 PRICE_CENTS = (500, 500_000)
 """Every price is drawn from [low, high) cents."""
-MIXED, SALES, ROUND_SALES = "mixed", "sales", "round_sales"
-ROW_MIXES = (MIXED, SALES, ROUND_SALES)
+MIXED, SALES, ROUND_SALES, SALES_AND_PURCHASES = "mixed", "sales", "round_sales", "sales_and_purchases"
+ROW_MIXES = (MIXED, SALES, ROUND_SALES, SALES_AND_PURCHASES)
 """What a ledger's rows are: sales and purchases of every category, faults planted as the default
-configuration plants them (``mixed``); or sales only (``sales`` at any price, ``round_sales`` at 11
+configuration plants them (``mixed``); sales only (``sales`` at any price, ``round_sales`` at 11
 times a whole or half number of dollars, so that every correct GST is whole or half dollars, $1 to
-`ROUND_GST_DOLLARS`.50). In the sales-only mixes a row's treatment is drawn first (`SALES_TREATMENTS`)
-and whether it is faulty does not depend on it: a faulty GST-free or input-taxed sale is charged GST, a
-faulty taxable sale's GST is miscalculated in one of `MISCALCULATIONS`. So no category, price or
-recorded figure tells a faulty row from a clean one without the division and the comparison."""
+`ROUND_GST_DOLLARS`.50); or sales and purchases at any price planted as the sales-only mixes plant
+them (``sales_and_purchases``). In all but ``mixed`` a row's treatment is drawn first
+(`SALES_TREATMENTS`) and whether it is faulty does not depend on it: a faulty GST-free or input-taxed
+row is charged GST, a faulty taxable row's GST is miscalculated in one of `MISCALCULATIONS`. So no
+category, price or recorded figure tells a faulty row from a clean one without the division and the
+comparison."""
 ROUND_GST_DOLLARS = 9
 SALES_TREATMENTS = ((TAXABLE, 0.8), (GST_FREE, 0.1), (INPUT_TAXED, 0.1))
-"""The treatments of a sales-only mix's rows and their shares."""
+"""The treatments of the rows of every mix but ``mixed``, and their shares."""
 MISCALCULATIONS = ("tenth", "keyed", "slip")
-"""How a sales-only mix gets a taxable sale's GST wrong, one drawn per faulty row: 10% of the price
+"""How every mix but ``mixed`` gets a taxable row's GST wrong, one drawn per faulty row: 10% of the price
 (the default configuration's only form), the right GST keyed wrong (two adjacent digits swapped or
 one digit mistyped), or the right GST a dollar too high or too low."""
 SALE_SHARE = 0.55
@@ -171,8 +173,11 @@ def _clean_row(rng: random.Random, first_day: int, span: int, invoice: str, kind
     return Row("", day, kind, counterparty, invoice, category, amount, _gst(category, amount), abn)
 
 
-def _sale(rng: random.Random, first_day: int, span: int, invoice: str, round_price: bool) -> Row:
-    """A fault-free sale of a sales-only mix: its treatment drawn by `SALES_TREATMENTS`."""
+def _sale(
+    rng: random.Random, first_day: int, span: int, invoice: str, round_price: bool, kind: str = SALE
+) -> Row:
+    """A fault-free row of a mix other than ``mixed`` (a sale unless `kind` says otherwise): its
+    treatment drawn by `SALES_TREATMENTS`; a purchase carries its supplier's ABN."""
     category = pick(rng, drawn_share(rng, SALES_TREATMENTS))
     if round_price:
         dollars = 1 + int(rng.random() * ROUND_GST_DOLLARS)
@@ -181,7 +186,8 @@ def _sale(rng: random.Random, first_day: int, span: int, invoice: str, round_pri
     else:
         amount = _amount(rng)
     day = date.fromordinal(first_day + int(rng.random() * span))
-    return Row("", day, SALE, pick(rng, CUSTOMERS), invoice, category, amount, _gst(category, amount), "")
+    party, abn = (pick(rng, SUPPLIERS), _abn(rng)) if kind == PURCHASE else (pick(rng, CUSTOMERS), "")
+    return Row("", day, kind, party, invoice, category, amount, _gst(category, amount), abn)
 
 
 def _miscalculated(rng: random.Random, amount: Decimal) -> Decimal:
@@ -202,7 +208,7 @@ def _miscalculated(rng: random.Random, amount: Decimal) -> Decimal:
 
 
 def _sale_code(row: Row) -> str:
-    """The fault a sales-only mix plants in a faulty row of `row`'s treatment."""
+    """The fault every mix but ``mixed`` plants in a faulty row of `row`'s treatment."""
     return GST_MISCALCULATED if row.category in _TAXABLE else GST_ON_GST_FREE
 
 
@@ -270,7 +276,7 @@ def generate(
 
     A rate of 0 plants nothing (invoice numbers are unique, so the ledger is clean); any
     positive rate marks at least one row faulty, and a faulty row is planted unless no code of
-    `fault_codes` fits it (missing_abn_over_threshold alone fits no sale). In a sales-only mix a
+    `fault_codes` fits it (missing_abn_over_threshold alone fits no sale). In every mix but ``mixed`` a
     faulty row gets the fault of its treatment (`_sale_code`) when that code is allowed, else one
     of the others as in ``mixed``.
     """
@@ -279,6 +285,7 @@ def generate(
     if row_mix not in ROW_MIXES:
         raise ValueError(f"row_mix must be one of {list(ROW_MIXES)}, got {row_mix!r}")
     mixed = row_mix == MIXED
+    purchases = mixed or row_mix == SALES_AND_PURCHASES
     quarter = _quarter(rng)
     business = pick(rng, BUSINESSES)
     first_day = quarter.start.toordinal()
@@ -289,11 +296,11 @@ def generate(
     rows: list[Row] = []
     duplicates: list[int] = []  # slots that will copy an earlier row
     for slot in range(num_rows):
-        kind, invoice = book.next(rng, SALE_SHARE if mixed else 1.0)
+        kind, invoice = book.next(rng, SALE_SHARE if purchases else 1.0)
         if mixed:
             row = _clean_row(rng, first_day, span, invoice, kind)
         else:
-            row = _sale(rng, first_day, span, invoice, row_mix == ROUND_SALES)
+            row = _sale(rng, first_day, span, invoice, row_mix == ROUND_SALES, kind)
             if faulty[slot] and _sale_code(row) in allowed:
                 rows.append(_planted_sale(rng, row))
                 continue

@@ -202,7 +202,7 @@ def worksheet(rows: Sequence[Row], labels: Sequence[str]) -> str:
     asked = {label: _SUMMED[label] for label in LABELS if label in labels}
     stated = {row.txn_id: "0.00" for row in rows if treatment_of(row.category) != "taxable"}
     sales = [row.txn_id for row in rows if row.kind == SALE]
-    sums = {"1A": sales} if "1A" in asked and len(sales) == len(rows) else {}
+    sums = {"1A": sales} if "1A" in asked and sales else {}
     return ledger_worksheet(lines, asked, ROW_KEY, [row.txn_id for row in rows], ROW_KEY, stated, sums)
 
 

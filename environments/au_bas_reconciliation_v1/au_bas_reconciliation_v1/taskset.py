@@ -151,12 +151,13 @@ class AuBasConfig(TasksetConfig, MixKnobs):
     labels: Annotated[list[str], some_of(rules.LABELS)] = list(rules.LABELS)
     """The BAS labels the task asks for and grades (default: all four). When fewer, the task
     names them, and only they count towards ``bas_correct`` and ``bas_label_accuracy``."""
-    row_mix: Literal["mixed", "sales", "round_sales"] = "mixed"
+    row_mix: Literal["mixed", "sales", "round_sales", "sales_and_purchases"] = "mixed"
     """What the rows are (`generator.ROW_MIXES`): sales and purchases of every category (``mixed``,
-    the default), or sales only, of every treatment, at any price (``sales``) or at 11 times a whole
-    or half number of dollars, so that every correct GST is whole or half dollars (``round_sales``).
-    In the sales-only mixes whether a row is faulty does not depend on its treatment, and a
-    miscalculated GST takes one of several forms."""
+    the default); sales only, of every treatment, at any price (``sales``) or at 11 times a whole
+    or half number of dollars, so that every correct GST is whole or half dollars (``round_sales``);
+    or sales and purchases at any price (``sales_and_purchases``). In every mix but ``mixed``
+    whether a row is faulty does not depend on its treatment, and a miscalculated GST takes one of
+    several forms."""
     prompt_style: Literal["full", "focused"] = "full"
     """``full`` (the default): the system prompt states every fault code and label. ``focused``:
     it states only the codes of `fault_codes` (no other holds in a generated ledger) and the

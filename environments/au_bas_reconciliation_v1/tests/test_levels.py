@@ -129,10 +129,10 @@ def test_the_worksheets_answer_line_filled_from_the_key_scores_one_and_every_ver
         assert score_reply(task, missed).rewards["bas_correct"] == pytest.approx(share), missed
 
 
-def test_rungs_one_to_three_have_a_focused_prompt_and_the_others_the_full_one():
+def test_rungs_one_to_four_have_a_focused_prompt_and_the_others_the_full_one():
     for level in RUNGS:
         system = make_task_data(AuBasConfig(level=level), 0).system_prompt
-        assert (system == prompt.SYSTEM_PROMPT) == (level > 3), level
+        assert (system == prompt.SYSTEM_PROMPT) == (level > 4), level
 
 
 def test_a_prompt_asking_other_labels_than_the_key_fails_validate():
@@ -142,11 +142,11 @@ def test_a_prompt_asking_other_labels_than_the_key_fails_validate():
 
 
 def test_unset_level_is_the_default_stream_and_levels_have_their_own_ids():
-    default, level5 = AuBasConfig(), AuBasConfig(level=5)
+    default, level6 = AuBasConfig(), AuBasConfig(level=6)
     assert default.fault_codes == list(FAULT_CODES) and default.labels == list(LABELS)
-    plain, five = make_task_data(default, 3), make_task_data(level5, 3)
-    assert plain.id == f"au-bas-{default.seed}-3" and five.id == f"au-bas-level5-{default.seed}-3"
-    assert plain.model_copy(update={"id": five.id, "level": 5}) == five  # rung 5 is the default configuration
+    plain, six = make_task_data(default, 3), make_task_data(level6, 3)
+    assert plain.id == f"au-bas-{default.seed}-3" and six.id == f"au-bas-level6-{default.seed}-3"
+    assert plain.model_copy(update={"id": six.id, "level": 6}) == six  # rung 6 is the default configuration
     ids = {make_task_data(AuBasConfig(level=level), 0).id for level in RUNGS}
     assert len(ids) == len(RUNGS)
 
@@ -154,23 +154,23 @@ def test_unset_level_is_the_default_stream_and_levels_have_their_own_ids():
 def test_the_ladder_climbs():
     sizes = [RUNGS[level]["num_transactions"] for level in sorted(RUNGS)]
     assert sizes == sorted(sizes) and sizes[0] == 4 and sizes[-1] > AuBasConfig().num_transactions
-    assert RUNGS[1]["fault_codes"] == RUNGS[3]["fault_codes"] == [GST_ON_GST_FREE, GST_MISCALCULATED]
-    assert RUNGS[1]["row_figures"] and not any(RUNGS[level]["row_figures"] for level in RUNGS if level > 3)
+    assert RUNGS[1]["fault_codes"] == RUNGS[4]["fault_codes"] == [GST_ON_GST_FREE, GST_MISCALCULATED]
+    assert RUNGS[1]["row_figures"] and not any(RUNGS[level]["row_figures"] for level in RUNGS if level > 4)
     assert RUNGS[max(RUNGS)]["fault_rate"] > AuBasConfig().fault_rate
 
 
 def test_each_focused_rung_changes_one_knob_from_the_one_below():
-    changed = [{k for k, v in RUNGS[level].items() if RUNGS[level - 1][k] != v} for level in (2, 3)]
-    assert changed == [{"row_mix"}, {"num_transactions"}]
-    assert [RUNGS[1]["row_mix"], RUNGS[2]["row_mix"]] == ["round_sales", "sales"]
+    changed = [{k for k, v in RUNGS[level].items() if RUNGS[level - 1][k] != v} for level in (2, 3, 4)]
+    assert changed == [{"row_mix"}, {"num_transactions"}, {"row_mix"}]
+    assert [RUNGS[level]["row_mix"] for level in (1, 2, 4)] == ["round_sales", "sales", "sales_and_purchases"]
     assert RUNGS[3]["num_transactions"] == 2 * RUNGS[2]["num_transactions"] == 8
 
 
 @pytest.mark.parametrize(
     ("knobs", "named"),
     [
-        ({"level": 0}, "level must be between 1 and 7"),
-        ({"level": 8}, "level must be between 1 and 7"),
+        ({"level": 0}, "level must be between 1 and 8"),
+        ({"level": 9}, "level must be between 1 and 8"),
         ({"level": 1, "num_transactions": 30}, "num_transactions was given"),
         ({"fault_codes": []}, "fault_codes must be a non-empty list"),
         ({"fault_codes": ["gst_miscalculated", "made_up"]}, "fault_codes must be a non-empty list"),
