@@ -173,7 +173,7 @@ def _clean_row(rng: random.Random, first_day: int, span: int, invoice: str, kind
     return Row("", day, kind, counterparty, invoice, category, amount, _gst(category, amount), abn)
 
 
-def _sale(
+def _treated_row(
     rng: random.Random, first_day: int, span: int, invoice: str, round_price: bool, kind: str = SALE
 ) -> Row:
     """A fault-free row of a mix other than ``mixed`` (a sale unless `kind` says otherwise): its
@@ -207,13 +207,13 @@ def _miscalculated(rng: random.Random, amount: Decimal) -> Decimal:
     return right + 1 if right <= 1 or rng.random() < 0.5 else right - 1
 
 
-def _sale_code(row: Row) -> str:
+def _treatment_code(row: Row) -> str:
     """The fault every mix but ``mixed`` plants in a faulty row of `row`'s treatment."""
     return GST_MISCALCULATED if row.category in _TAXABLE else GST_ON_GST_FREE
 
 
-def _planted_sale(rng: random.Random, row: Row) -> Row:
-    """`row` with `_sale_code`'s fault: a taxable sale's GST miscalculated, GST charged on any other."""
+def _planted_row(rng: random.Random, row: Row) -> Row:
+    """`row` with `_treatment_code`'s fault: a taxable row's GST miscalculated, GST charged on any other."""
     if row.category in _TAXABLE:
         return row._replace(gst=_miscalculated(rng, row.amount))
     return row._replace(gst=(row.amount / _ELEVEN).quantize(_CENT, rounding=ROUND_HALF_UP))
@@ -277,7 +277,7 @@ def generate(
     A rate of 0 plants nothing (invoice numbers are unique, so the ledger is clean); any
     positive rate marks at least one row faulty, and a faulty row is planted unless no code of
     `fault_codes` fits it (missing_abn_over_threshold alone fits no sale). In every mix but ``mixed`` a
-    faulty row gets the fault of its treatment (`_sale_code`) when that code is allowed, else one
+    faulty row gets the fault of its treatment (`_treatment_code`) when that code is allowed, else one
     of the others as in ``mixed``.
     """
     allowed = frozenset(fault_codes)
@@ -300,9 +300,9 @@ def generate(
         if mixed:
             row = _clean_row(rng, first_day, span, invoice, kind)
         else:
-            row = _sale(rng, first_day, span, invoice, row_mix == ROUND_SALES, kind)
-            if faulty[slot] and _sale_code(row) in allowed:
-                rows.append(_planted_sale(rng, row))
+            row = _treated_row(rng, first_day, span, invoice, row_mix == ROUND_SALES, kind)
+            if faulty[slot] and _treatment_code(row) in allowed:
+                rows.append(_planted_row(rng, row))
                 continue
         if faulty[slot]:
             codes = _codes_for(rng, kind, allowed)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from au_bas_reconciliation_v1 import grading, prompt
-from au_bas_reconciliation_v1.ledger import SALE
+from au_bas_reconciliation_v1.ledger import PURCHASE, SALE
 from au_bas_reconciliation_v1.levels import RUNGS
 from au_bas_reconciliation_v1.prompt import read_ledger
 from au_bas_reconciliation_v1.rules import FAULT_CODES, GST_MISCALCULATED, GST_ON_GST_FREE, LABELS
@@ -79,6 +79,21 @@ def test_rung_one_asks_1a_and_every_rows_gst_of_four_round_sales(answer):
         scored = score_reply(task, answer(task.data, gst=rows_map))
         assert scored.metrics["parsed"] == 1.0 and scored.rewards["bas_correct"] == pytest.approx(one)
         assert scored.rewards["fault_audit"] == 0.0  # no flag is backed by its row's GST
+
+
+def test_rung_four_mixes_purchases_in_and_its_1a_line_adds_up_the_sales_only():
+    kinds = set()
+    for idx in range(30):
+        task = AuBasTask(make_task_data(AuBasConfig(level=4), idx))
+        data = task.data
+        _, rows = read_ledger(data.prompt)
+        kinds |= {row.kind for row in rows}
+        sheet = data.prompt.split("```\n\n", 1)[1]
+        assert sheet == prompt.worksheet(rows, ["1A"]) and _valid(task)
+        sales = [row for row in rows if row.kind == SALE]
+        parts = [f"<gst of {row.txn_id}>" if data.row_figures[row.txn_id] else "0.00" for row in sales]
+        assert sheet.splitlines()[-4] == f"1A = {' + '.join(parts)} = <1A>", idx
+    assert kinds == {SALE, PURCHASE}
 
 
 def test_rung_one_ends_on_a_worksheet_that_validate_rebuilds():
