@@ -5,8 +5,8 @@ Every number a model is held to is defined in `limits`, stated in the prompt her
 the digest; changing any of them (or the tool schemas as the MCP server publishes them, or the
 versions of the libraries that generate and carry those schemas, whose installed versions enter
 the digest) changes `episode_digest()`. Two tool surfaces are served (`tools.SURFACES`): the six
-tools with `SYSTEM_PROMPT`, and rung 1's with `APPEND_SYSTEM_PROMPT`; one digest covers both
-(each surface's schemas and prompts). So does a harness choice that changes what the model is
+tools with `SYSTEM_PROMPT`, and the low rungs' with rung 1's `FLAGGED_SYSTEM_PROMPT` or rung 2's
+`APPEND_SYSTEM_PROMPT`; one digest covers them all (each surface's schemas and prompts). So does a harness choice that changes what the model is
 sent: `episode_digest(replay_reasoning=False)` (prior turns' reasoning withheld from later
 requests) digests differently from the default, which replays it and keeps the digest it
 always had.
@@ -35,7 +35,7 @@ from beancount_ledger.limits import (
 
 GENERATOR_VERSION = 4
 SCORER_CONTRACT = 6
-EPISODE_CONTRACT = 7
+EPISODE_CONTRACT = 8
 
 
 def _episode_rules(writers: str) -> str:
@@ -84,8 +84,8 @@ The workspace files (read_file returns each by its name; the user message quotes
 How to work:
 1. For each statement line, find the ledger entries carrying `bank_ref: "<that line's ref>"` (the user message \
 lists them beside each line) and compare them with the line (date, amount, accounts).
-2. Call book_correction once, for the line booked wrongly: the line's date and ref, an amount, and the two \
-accounts it moves between. The correction is exactly the difference between what was booked and what should \
+2. Call book_correction once, for the line booked wrongly: the line's ref, an amount, and the two accounts it \
+moves between (the tool dates the transaction with the line's date). The correction is exactly the difference between what was booked and what should \
 have been booked: a line missing from the ledger is booked as the line itself; a line booked twice is \
 corrected by the opposite of one of its bookings. book_correction writes the transaction policy.md asks for \
 and appends it to the ledger; write_ledger would replace the whole ledger instead.
@@ -95,9 +95,51 @@ Tools: read_file, book_correction, write_ledger, run_beancount, submit.
 
 {_episode_rules("write_ledger or book_correction")}"""
 
+FLAGGED_SYSTEM_PROMPT = f"""{OPENING} This month exactly one line of the bank statement is booked wrongly in \
+the ledger: no entry books it, or two entries do. Every other line is booked once, at its amount, to the right \
+accounts (no cheque from the prior period clears this month), so the line to correct is the one line not booked \
+once.
+
+The user message lists each statement line (ref, date, description, amount), how many ledger entries carry its \
+ref, and what they post. The workspace files behind it (read_file returns each by its name): ledger.beancount \
+(the books, the file the score reads), bank_statement.csv, archive_prior_period.csv, policy.md (how a \
+correction is recorded and scored, in full), accounts.csv (the only accounts you may use), customers.csv, \
+vendors.csv and manifest.md.
+
+How to work:
+1. Find the line not booked, or the line booked twice.
+2. Call book_correction once, for that line: its ref, and the transaction that corrects it, as an `amount` \
+posted to `account` and the same amount with the opposite sign posted to `other_account` (the tool dates it \
+with the line's date). The correction is the difference between what should have been booked and what was:
+   - a line not booked is booked as the line itself: account Assets:Bank:Operating; amount exactly as the \
+statement shows it (a deposit positive, a payment or a fee negative); other_account the account such a line \
+settles, by its description: DEPOSIT (a customer paying) Assets:AccountsReceivable; EFT (a payment to a \
+vendor) Liabilities:AccountsPayable; MERCHANT FEE or ACCOUNT FEE Expenses:BankFees; INTEREST PAID \
+Income:Interest; TRANSFER TO SAVINGS Assets:Bank:Savings;
+   - a line booked twice is corrected by reversing one of its two bookings: account Assets:Bank:Operating; \
+amount the line's amount with its sign reversed (a deposit booked twice is reversed with a negative amount, a \
+payment with a positive one); other_account the account its bookings post opposite the bank.
+3. Call submit.
+
+Score (policy.md states it in full): 0.2 when a new transaction carries the ref and the date of the line booked \
+wrongly; plus 0.3 times the share of the accounts that line put wrong whose balance at the month's end is then \
+exactly right; plus 0.5 when that transaction is exactly the correction; minus 0.1 for each transaction added \
+for a line that was booked rightly and for each existing record changed or removed; never below 0. The books \
+left as they are score 0.
+
+Tools: read_file, book_correction, write_ledger, run_beancount, submit.
+
+{_episode_rules("write_ledger or book_correction")}"""
+
+FLAGGED_USER_PROMPT = (
+    "Reconcile the books of {company} for {month}: one bank statement line is not booked, or booked twice. "
+    "Each statement line, how many ledger entries carry its ref, and what they post:\n\n{matched}\n\n"
+    "Book its correction with book_correction, then submit."
+)
+
 USER_PROMPT = "Reconcile the books of {company} for {month} and deliver the corrected ledger."
 QUOTED = ("ledger.beancount", "bank_statement.csv", "archive_prior_period.csv", "policy.md")
-"""The files rung 1's user message quotes, as given."""
+"""The files rung 2's user message quotes, as given."""
 APPEND_USER_PROMPT = (
     "Reconcile the books of {company} for {month}: find the one bank statement line booked wrongly and "
     "book its correction with book_correction. The files as given:\n\n{files}\n"
@@ -106,12 +148,17 @@ APPEND_USER_PROMPT = (
 
 
 def quoted_files(files: dict[str, str]) -> str:
-    """The files of `QUOTED`, each under a line naming it, as rung 1's user message quotes them."""
+    """The files of `QUOTED`, each under a line naming it, as rung 2's user message quotes them."""
     return "\n".join(f"===== {name} =====\n{files[name].rstrip(chr(10))}\n" for name in QUOTED)
 
 
-PROMPTS = {"full": (SYSTEM_PROMPT, USER_PROMPT), "append": (APPEND_SYSTEM_PROMPT, APPEND_USER_PROMPT)}
-"""(system prompt, user prompt template) by tool surface (`tools.SURFACES`)."""
+PROMPTS = {
+    "full": (SYSTEM_PROMPT, USER_PROMPT),
+    "append": (APPEND_SYSTEM_PROMPT, APPEND_USER_PROMPT),
+    "flagged": (FLAGGED_SYSTEM_PROMPT, FLAGGED_USER_PROMPT),
+}
+"""(system prompt, user prompt template) by name: a rung's ``prompt`` (`ladder.RUNGS`), ``full`` for every
+world off the ladder's low rungs."""
 
 LIMITS = {
     "max_turns": MAX_TURNS,
@@ -192,9 +239,10 @@ def episode_digest(replay_reasoning: bool = REPLAY_REASONING) -> dict[str, objec
         "tools": tool_schemas(),
         "system_prompt": SYSTEM_PROMPT,
         "user_prompt": USER_PROMPT,
-        # Rung 1's surface (since episode contract 6; book_correction since 7): its tools and its prompts.
+        # The low rungs' surface (since episode contract 6; book_correction since 7, dated from the
+        # statement and rung 1's prompts since 8): its tools and every prompt served with it.
         "surfaces": {
-            name: {"tools": tool_schemas(name), "system_prompt": system, "user_prompt": user}
+            name: {"tools": tool_schemas("append"), "system_prompt": system, "user_prompt": user}
             for name, (system, user) in PROMPTS.items()
             if name != "full"
         },

@@ -1,8 +1,9 @@
-"""One correcting transaction built from its parts: what rung 1's ``book_correction`` tool appends.
+"""One correcting transaction built from its parts: what the low rungs' ``book_correction`` appends.
 
-Every correction the policy asks for at rung 1 moves one amount between two accounts on the date
-of a bank statement line, tagged with that line's ``ref``. The tool takes those five parts as
-plain arguments, so a model writes no Beancount syntax and escapes no multi-line text; each part
+Every correction the policy asks for at rungs 1 and 2 moves one amount between two accounts on the
+date of a bank statement line, tagged with that line's ``ref``. The tool takes the ref, the amount
+and the two accounts as plain arguments and dates the entry from the statement itself
+(`statement_dates`), so a model writes no Beancount syntax and escapes no multi-line text; each part
 is checked on its own here (its shape and size, before anything is rendered), so the text
 rendered is exactly one two-posting transaction and nothing else. The ledger it is appended to is
 then checked as a whole like any other write (`tools`): this module only spares the typing.
@@ -15,6 +16,8 @@ from datetime import date as Date
 
 from piv_core.parsing.money import format_cents, parse_cents
 
+from beancount_ledger.bookkeeper import bank_lines
+
 _LONGEST = 120
 """The most characters any part may have (an account name of the chart is far shorter)."""
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -26,6 +29,11 @@ def _part(name: str, value: object, shape: re.Pattern[str], example: str) -> str
     if not isinstance(value, str) or len(value.strip()) > _LONGEST or not shape.fullmatch(value.strip()):
         raise ValueError(f"{name} must look like {example}")
     return value.strip()
+
+
+def statement_dates(statement: str) -> dict[str, str]:
+    """Each statement line's date, by its ref (the statement as given)."""
+    return {row["ref"]: row["date"] for row in bank_lines(statement)}
 
 
 def correcting_entry(date: object, bank_ref: object, account: object, amount: object, other: object) -> str:

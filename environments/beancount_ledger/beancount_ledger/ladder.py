@@ -3,19 +3,22 @@
 A level is applied on top of the selectors: ``selectors=["train:0-99"], level=1`` serves the worlds
 ``train:0:level1`` .. ``train:99:level1``, each keyed by its own selector (so a rung never serves
 another rung's world, nor the unlevelled one) and drawn from its split's years. Rung 1 is a short
-month with a single discrepancy, its kind drawn per world; rung 2 a short month with three; rung 3
-the standard month (all five standard kinds); rung 4 the hard month (eight kinds and decoys). Rungs 3
-and 4 keep the seed's score; rungs 1 and 2 (`world.Profile.located_credit`) also credit a discrepancy
-located and each account it put wrong set right, and their policy says so (`scorer`), so that the books
-left alone score 0 and a partial correction more. The shipped world and the ``:hard`` selectors name their own
+month with one line not booked or booked twice and nothing else irregular on the statement (no
+prior-period cheque clearing); rung 2 a short month with a single discrepancy of the five standard
+kinds, drawn per world; rung 3 a short month with three; rung 4 the standard month (all five
+standard kinds); rung 5 the hard month (eight kinds and decoys). Rungs 4 and 5 keep the seed's
+score; rungs 1 to 3 (`world.Profile.located_credit`) also credit a discrepancy located and each
+account it put wrong set right, and their policy says so (`scorer`), so that the books left alone
+score 0 and a partial correction more. The shipped world and the ``:hard`` selectors name their own
 profile and take no level.
 
-Rung 1 is also served its own prompt and tool surface (`tools.SURFACES["append"]`): the prompt names
-each file, says that one statement line is booked wrongly and what its correction is, and its
-user message quotes the ledger, statement, archive and policy as given; the tools are read_file,
-run_beancount, write_ledger, book_correction (one correcting transaction from its date, ref, amount
-and two accounts, appended to the ledger and checked as a whole: `correction`) and submit. Every
-other world is served the six tools and the common prompt.
+Rungs 1 and 2 are served their own tool surface (`tools.SURFACES["append"]`: read_file,
+run_beancount, write_ledger, book_correction, which appends one correcting transaction from a
+statement line's ref, an amount and two accounts, dated from the statement and checked as a whole:
+`correction`, and submit) and their own prompts (`contract.PROMPTS`): rung 1's user message is the
+statement beside the ledger entries carrying each line's ref (`statement_view`); rung 2's quotes the
+ledger, statement, archive and policy as given, then that view. Every other world is served the six
+tools and the common prompt.
 """
 
 from __future__ import annotations
@@ -26,10 +29,11 @@ from piv_core.tasksets.ladder import check_rungs, rung_table
 from beancount_ledger import world
 
 RUNGS = {
-    1: {"profile": world.PROFILES["single"].name, "tools": "append"},
-    2: {"profile": world.PROFILES["three"].name, "tools": "full"},
-    3: {"profile": world.STANDARD.name, "tools": "full"},
-    4: {"profile": world.HARD.name, "tools": "full"},
+    1: {"profile": world.PROFILES["flagged"].name, "tools": "append", "prompt": "flagged"},
+    2: {"profile": world.PROFILES["single"].name, "tools": "append", "prompt": "append"},
+    3: {"profile": world.PROFILES["three"].name, "tools": "full", "prompt": "full"},
+    4: {"profile": world.STANDARD.name, "tools": "full", "prompt": "full"},
+    5: {"profile": world.HARD.name, "tools": "full", "prompt": "full"},
 }
 check_rungs(RUNGS)
 KNOB = "level"
@@ -84,16 +88,23 @@ def table() -> str:
 def surface(selectors: list[str]) -> str:
     """The tool surface of a taskset serving canonical `selectors` (one server serves them all).
     Raises ValueError naming the knob when rung-1 worlds are mixed with others."""
-    surfaces = {prompt_surface(s) for s in selectors}
+    surfaces = {tool_surface(s) for s in selectors}
     if len(surfaces) > 1:
+        low = ", ".join(str(k) for k, rung in RUNGS.items() if rung["tools"] != "full")
         raise ValueError(
-            f"selectors mix rung 1 with other worlds; rung 1 is served its own tools, so serve it "
-            f"alone ({KNOB} 1) or leave it out"
+            f"selectors mix rungs {low} with other worlds; those rungs are served their own tools, so "
+            f"serve them alone ({KNOB} {low.replace(', ', ' or ')}) or leave them out"
         )
     return surfaces.pop() if surfaces else "full"
 
 
-def prompt_surface(selector: str) -> str:
-    """The tool surface (and so the prompt) of one canonical selector's world."""
+def tool_surface(selector: str) -> str:
+    """The tool surface of one canonical selector's world."""
     level = level_of(selector)
     return RUNGS[level]["tools"] if level in RUNGS else "full"
+
+
+def prompt_of(selector: str) -> str:
+    """The prompts (`contract.PROMPTS`) one canonical selector's world is served."""
+    level = level_of(selector)
+    return RUNGS[level]["prompt"] if level in RUNGS else "full"

@@ -11,7 +11,7 @@ from beancount_ledger.report_view import ledger_view
 PLUGIN = Registration(
     id="beancount-ledger",
     policies=POLICIES,
-    # The opening every system prompt of this environment shares (the six tools' and rung 1's,
+    # The opening every system prompt of this environment shares (the six tools' and the low rungs',
     # `contract.PROMPTS`), so the endpoint tells its requests apart by it.
     mark=OPENING,
     noisy=noisy,

@@ -175,10 +175,10 @@ def verify(manifest: Path) -> dict[str, str]:
 
     records = release.read_manifest(manifest, keys.read_secret())
     selectors = sorted(records)
-    # One taskset serves one tool surface (rung 1's, or the six tools): one door per surface.
+    # One taskset serves one tool surface (the low rungs', or the six tools): one door per surface.
     groups: dict[str, list[str]] = {}
     for selector in selectors:
-        groups.setdefault(ladder.prompt_surface(selector), []).append(selector)
+        groups.setdefault(ladder.tool_surface(selector), []).append(selector)
     problems = {s: "not served" for s in selectors}
     with _progress() as bar:
         task = bar.add_task("phase 2: serving door", total=len(selectors))

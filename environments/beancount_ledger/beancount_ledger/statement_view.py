@@ -1,9 +1,10 @@
-"""Rung 1's side-by-side view: each bank statement line beside the ledger entries carrying its ref.
+"""The low rungs' side-by-side view: each bank statement line beside the ledger entries carrying its ref.
 
 It is what a reconciliation screen shows a bookkeeper, read from two of the files as given (the
 statement's rows, and beancount's own parse of the ledger's ``bank_ref`` metadata): no fact in it
 is absent from the files, and nothing in it says which line is wrong or what corrects it. Rung 1's
-user message shows it under the quoted files, so that the comparison is one line at a time.
+user message is this view; rung 2's shows it under the quoted files, so that the comparison is one
+line at a time.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Task: a small trading company's month. Eight public files (the ledger with five planted
 discrepancies, the bank statement, chart, counterparties, prior-period archive, policy,
 manifest) are seeded into the rollout's state and written into its workspace; the model works
-through six tools (rung 1: five, with ``book_correction``; one server per env worker, shared by its
+through six tools (rungs 1 and 2: five, with ``book_correction``; one server per env worker, shared by its
 rollouts, serving each rollout's files from its state: `tools.py`) and writes the corrected ledger.
 Reward (`ledger`, weight 1): `scorer.score` of the latest ledger accepted by `write_ledger`,
 run in a sandbox worker off the event loop (`isolated.ascore`) and computed once per trace for
@@ -230,9 +230,9 @@ def data_of(selector: str, w: world.World) -> LedgerData:
     files = projected.files
     if problems := contract.envelope_problems(files):
         raise ValueError(f"{selector}: {'; '.join(problems)}")
-    surface = ladder.prompt_surface(selector)
-    system, user = contract.PROMPTS[surface]
-    matched = side_by_side(files[LEDGER], files["bank_statement.csv"]) if surface == "append" else ""
+    prompt = ladder.prompt_of(selector)
+    system, user = contract.PROMPTS[prompt]
+    matched = side_by_side(files[LEDGER], files["bank_statement.csv"]) if prompt != "full" else ""
     return LedgerData(
         id=selector,
         public_id=public_id(files),
@@ -251,7 +251,7 @@ def data_of(selector: str, w: world.World) -> LedgerData:
 class LedgerTaskset(vf.Taskset[LedgerTask, LedgerConfig]):
     @classmethod
     def toolsets(cls, config: LedgerConfig) -> list[vf.Toolset]:
-        """The tools of the selectors' surface (`ladder.surface`: the six tools, or rung 1's): one
+        """The tools of the selectors' surface (`ladder.surface`: the six tools, or the low rungs'): one
         server per env worker, reused by all its rollouts (each call sees its own rollout's state
         only)."""
         selectors = config.selectors

@@ -55,7 +55,7 @@ import re2
 import verifiers.v1 as vf
 
 from beancount_ledger import isolated
-from beancount_ledger.correction import correcting_entry
+from beancount_ledger.correction import correcting_entry, statement_dates
 from beancount_ledger.keys import SECRET_ENV
 from beancount_ledger.limits import LEDGER_ENVELOPE, OBSERVATION_BUDGET, REPLY_CAP, SLICE_LINES
 from beancount_ledger.render import FILE_NAMES, LEDGER
@@ -144,8 +144,8 @@ SURFACES: dict[str, tuple[str, ...]] = {
     "full": ("list_files", "read_file", "grep", "run_beancount", "write_ledger", "submit"),
     "append": ("read_file", "run_beancount", "write_ledger", "book_correction", "submit"),
 }
-"""The tools a server publishes, by surface: ``full`` (the six tools, every rung but the first and
-the shipped and hard worlds) and ``append`` (rung 1: the files are named in the prompt, so no
+"""The tools a server publishes, by surface: ``full`` (the six tools, every rung above the second,
+the shipped and hard worlds) and ``append`` (rungs 1 and 2: the files are named in the prompt, so no
 listing or search; ``book_correction`` appends one correcting transaction from its parts, so the
 model neither copies the ledger nor writes Beancount syntax). Every surface reaches everything
 the score counts."""
@@ -360,15 +360,25 @@ class LedgerToolset(SharedToolset[LedgerToolsConfig, LedgerState]):
 
     @vf.tool
     @_guarded
-    def book_correction(self, date: str, bank_ref: str, account: str, amount: str, other_account: str) -> str:
-        """Append one correcting transaction to ledger.beancount: dated `date` (the bank statement
-        line's date, like "2024-03-31"), tagged bank_ref: "`bank_ref`" (that line's ref), posting
-        `amount` (AUD, like "18.00" or "-18.00") to `account` and the same amount with the opposite
-        sign to `other_account`. It is written only if the whole ledger then loads in beancount with
-        no errors; otherwise nothing is written and the errors are returned. The latest accepted
-        ledger is scored."""
+    def book_correction(self, bank_ref: str, account: str, amount: str, other_account: str) -> str:
+        """Append one correcting transaction to ledger.beancount for the bank statement line whose ref
+        is `bank_ref` (like "BS2403-007"): dated with that line's date, tagged bank_ref: "`bank_ref`",
+        posting `amount` (AUD, like "18.00" or "-18.00") to `account` and the same amount with the
+        opposite sign to `other_account`. It is written only if the whole ledger then loads in
+        beancount with no errors; otherwise nothing is written and the errors are returned. The
+        latest accepted ledger is scored."""
+        statement, error = self._file("bank_statement.csv")
+        if statement is None:
+            return self._reply("book_correction", error)
+        dates = statement_dates(statement)
+        if not isinstance(bank_ref, str) or bank_ref.strip() not in dates:
+            return self._reply(
+                "book_correction",
+                "error: bank_ref must be the ref of a line of bank_statement.csv, like "
+                f"{next(iter(dates), 'BS2403-007')}; not written",
+            )
         try:
-            entry = correcting_entry(date, bank_ref, account, amount, other_account)
+            entry = correcting_entry(dates[bank_ref.strip()], bank_ref, account, amount, other_account)
         except ValueError as e:
             return self._reply("book_correction", f"error: {e}; not written")
         current, error = self._file(LEDGER)

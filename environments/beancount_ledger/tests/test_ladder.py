@@ -45,12 +45,31 @@ def test_every_rung_scores_one_for_golden_and_reference_and_validates(level):
 def test_rungs_grow_in_discrepancies_and_length():
     worlds = {k: [keys.resolve(f"dev:{n}:level{k}") for n in range(40)] for k in LEVELS}
     plants = {k: {len(w.plants) for w in ws} for k, ws in worlds.items()}
-    assert plants == {1: {1}, 2: {3}, 3: {len(world.PLANT_KINDS)}, 4: {len(world.HARD_KINDS)}}
-    # Rung 1 draws its single kind per world: every standard kind appears.
-    assert {w.plants[0].kind for w in worlds[1]} == set(world.PLANT_KINDS)
-    assert all(not w.hard for k in (1, 2, 3) for w in worlds[k]) and all(w.hard for w in worlds[4])
+    assert plants == {1: {1}, 2: {1}, 3: {3}, 4: {len(world.PLANT_KINDS)}, 5: {len(world.HARD_KINDS)}}
+    # Rungs 1 and 2 draw their single kind per world: rung 1 a line not booked or booked twice,
+    # rung 2 every standard kind.
+    assert {w.plants[0].kind for w in worlds[1]} == {"missing", "duplicate"}
+    assert {w.plants[0].kind for w in worlds[2]} == set(world.PLANT_KINDS)
+    assert all(not w.hard for k in (1, 2, 3, 4) for w in worlds[k]) and all(w.hard for w in worlds[5])
     size = {k: sum(len(w.booked) for w in ws) for k, ws in worlds.items()}
-    assert size[1] < size[3] < size[4] and size[2] < size[3]
+    assert size[2] < size[4] < size[5] and size[1] < size[4] and size[3] < size[4]
+
+
+def test_rung_one_books_every_other_line_once_at_its_amount():
+    """Rung 1's statement holds nothing irregular but the planted line: no prior cheque clears, so
+    every other line is booked by exactly one entry, at the line's amount in the bank account (what
+    makes the one line the view shows booked other than once the line to correct)."""
+    for n in range(40):
+        data = make_task_data(f"dev:{n}:level1")
+        (fix,) = data.fixes
+        view = side_by_side(data.files["ledger.beancount"], data.files["bank_statement.csv"]).splitlines()
+        odd = [line.split(" ")[1] for line in view if ": booked once: " not in line]
+        assert odd == [fix.ref], (n, odd)
+        for line in view:
+            if ": booked once: " in line:
+                amount = line.split(": booked once: ")[0].rsplit(" ", 1)[1]
+                assert f"Assets:Bank:Operating {amount}" in line, (n, line)
+        assert "CHEQUE" not in data.files["bank_statement.csv"], n
 
 
 def test_unset_level_serves_the_selectors_own_worlds(dev_worlds):
@@ -70,11 +89,11 @@ def test_unset_level_serves_the_selectors_own_worlds(dev_worlds):
 @pytest.mark.parametrize(
     ("config", "words"),
     [
-        ({"selectors": ["dev:1"], "level": 0}, "level must be between 1 and 4, got 0"),
-        ({"selectors": ["dev:1"], "level": 5}, "level must be between 1 and 4, got 5"),
+        ({"selectors": ["dev:1"], "level": 0}, "level must be between 1 and 5, got 0"),
+        ({"selectors": ["dev:1"], "level": 6}, "level must be between 1 and 5, got 6"),
         ({"selectors": ["train:2:hard"], "level": 2}, "':hard' names its own profile"),
         ({"selectors": ["dev:2:level1"], "level": 2}, "already names level 1"),
-        ({"selectors": ["dev:2:level7"]}, "level must be between 1 and 4, got 7"),
+        ({"selectors": ["dev:2:level7"]}, "level must be between 1 and 5, got 7"),
     ],
 )
 def test_bad_combinations_fail_naming_the_knob(dev_worlds, config, words):
@@ -111,14 +130,14 @@ def test_a_levelled_selector_needs_its_own_manifest_record(no_operator, monkeypa
 
 
 def test_the_preflight_certifies_levels_on_request(monkeypatch):
-    assert preflight.levels("1-4") == LEVELS and preflight.levels("3,1") == [1, 3]
-    for bad in ("5", "x", "0-2"):
+    assert preflight.levels("1-5") == LEVELS and preflight.levels("3,1") == [1, 3]
+    for bad in ("6", "x", "0-2"):
         with pytest.raises(Exception, match="--levels"):
             preflight.levels(bad)
-    selectors = preflight.population(1, 1, 0, [1, 4], 2)
+    selectors = preflight.population(1, 1, 0, [1, 5], 2)
     assert selectors[:2] == ["train:0", "eval:0"]
-    assert selectors[2:] == [f"{s}:{n}:level{k}" for k in (1, 4) for s in ("train", "eval") for n in (0, 1)]
-    assert preflight.label("train:1:level4") == "train level 4" and preflight.label("train:1:hard") == "hard"
+    assert selectors[2:] == [f"{s}:{n}:level{k}" for k in (1, 5) for s in ("train", "eval") for n in (0, 1)]
+    assert preflight.label("train:1:level5") == "train level 5" and preflight.label("train:1:hard") == "hard"
     monkeypatch.setenv(keys.SECRET_ENV, SECRET)
     for level in LEVELS:
         minted = preflight.mint(f"eval:{level}:level{level}")
@@ -130,43 +149,50 @@ def test_the_preflight_certifies_levels_on_request(monkeypatch):
 def test_a_levelled_release_through_both_phases_of_the_preflight(no_operator, monkeypatch, tmp_path):
     monkeypatch.setenv(keys.SECRET_ENV, SECRET)
     path = tmp_path / "manifest.json"
-    args = ["--train", "0", "--eval", "0", "--hard", "0", "--levels", "1,4", "--level-worlds", "1"]
+    args = ["--train", "0", "--eval", "0", "--hard", "0", "--levels", "1,5", "--level-worlds", "1"]
     assert preflight.main([*args, "--workers", "1", "--manifest", str(path)]) == 0
     body = json.loads(path.read_text())["body"]
-    assert sorted(body["records"]) == ["eval:0:level1", "eval:0:level4", "train:0:level1", "train:0:level4"]
+    assert sorted(body["records"]) == ["eval:0:level1", "eval:0:level5", "train:0:level1", "train:0:level5"]
     assert body["populations"] == {
         "train": 0,
         "eval": 0,
         "hard": 0,
         "train level 1": 1,
         "eval level 1": 1,
-        "train level 4": 1,
-        "eval level 4": 1,
+        "train level 5": 1,
+        "eval level 5": 1,
     }
-    (task,) = LedgerTaskset(LedgerConfig(selectors=["eval:0"], level=4, manifest=str(path)))
-    assert task_digest(task.data) == body["records"]["eval:0:level4"]["digest"]
-    assert body["records"]["eval:0:level4"]["level"] == 4
+    (task,) = LedgerTaskset(LedgerConfig(selectors=["eval:0"], level=5, manifest=str(path)))
+    assert task_digest(task.data) == body["records"]["eval:0:level5"]["digest"]
+    assert body["records"]["eval:0:level5"]["level"] == 5
 
 
-def test_rung_one_is_served_its_own_prompt_and_tools(dev_worlds):
-    """Rung 1: the append surface and its prompt; every other world the six tools and the common
-    prompt; one server serves one surface, so mixing rung 1 with other worlds fails at load."""
+def test_the_low_rungs_are_served_their_own_prompts_and_tools(dev_worlds):
+    """Rungs 1 and 2: the append surface, each with its own prompt; every other world the six tools
+    and the common prompt; one server serves one surface, so mixing a low rung with other worlds
+    fails at load, while rungs 1 and 2 share a server."""
     one, w = make_task_data("dev:0:level1"), keys.resolve("dev:0:level1")
-    assert one.system_prompt == contract.APPEND_SYSTEM_PROMPT
-    files = contract.quoted_files(one.files)
     matched = side_by_side(one.files["ledger.beancount"], one.files["bank_statement.csv"])
-    assert one.prompt == contract.APPEND_USER_PROMPT.format(
+    assert one.system_prompt == contract.FLAGGED_SYSTEM_PROMPT
+    assert one.prompt == contract.FLAGGED_USER_PROMPT.format(
+        company=w.company, month=f"{w.start:%B %Y}", matched=matched
+    )
+    two, w = make_task_data("dev:0:level2"), keys.resolve("dev:0:level2")
+    assert two.system_prompt == contract.APPEND_SYSTEM_PROMPT
+    files = contract.quoted_files(two.files)
+    matched = side_by_side(two.files["ledger.beancount"], two.files["bank_statement.csv"])
+    assert two.prompt == contract.APPEND_USER_PROMPT.format(
         company=w.company, month=f"{w.start:%B %Y}", files=files, matched=matched
     )
     # The quoted files are the files as given, whole.
-    assert all(f"===== {name} =====\n{one.files[name]}" in one.prompt for name in contract.QUOTED)
-    for selector in ("dev:0", "dev:0:level2", "dev:0:level3", "dev:0:level4", "bank_recon_001"):
+    assert all(f"===== {name} =====\n{two.files[name]}" in two.prompt for name in contract.QUOTED)
+    for selector in ("dev:0", "dev:0:level3", "dev:0:level4", "dev:0:level5", "bank_recon_001"):
         assert make_task_data(selector).system_prompt == contract.SYSTEM_PROMPT, selector
-    # Every rule the common prompt states, the rung-1 prompt states too.
+    # Every rule the common prompt states, the low rungs' prompts state too.
     rules = contract.SYSTEM_PROMPT.split("Episode rules:")[1].replace(
         "write_ledger", "write_ledger or book_correction"
     )
-    assert rules.strip() in contract.APPEND_SYSTEM_PROMPT
+    assert rules.strip() in contract.APPEND_SYSTEM_PROMPT and rules.strip() in contract.FLAGGED_SYSTEM_PROMPT
     # Built without validation: which surface a rung gets is the question here, not whether a dev
     # world is admitted (an installed copy refuses dev worlds at load).
     surfaces = {
@@ -175,45 +201,54 @@ def test_rung_one_is_served_its_own_prompt_and_tools(dev_worlds):
     }
     assert {level: t.config.surface for level, (t,) in surfaces.items()} == {
         1: "append",
-        2: "full",
+        2: "append",
         3: "full",
         4: "full",
+        5: "full",
     }
     (plain,) = LedgerTaskset.toolsets(LedgerConfig.model_construct(selectors=["dev:0", "bank_recon_001"]))
     assert plain.config.surface == "full"
     names = {name: [t["name"] for t in contract.tool_schemas(name)] for name in tools.SURFACES}
     assert names == {name: sorted(published) for name, published in tools.SURFACES.items()}
-    assert all(f" {tool}" in contract.APPEND_SYSTEM_PROMPT for tool in tools.SURFACES["append"])
-    with pytest.raises(ValidationError, match="selectors mix rung 1 with other worlds"):
-        LedgerConfig(selectors=["dev:0:level1", "dev:1"])
-    with pytest.raises(ValidationError, match="selectors mix rung 1 with other worlds"):
-        LedgerConfig(selectors=["dev:0:level1", "dev:1:level2"])
+    for prompt in (contract.APPEND_SYSTEM_PROMPT, contract.FLAGGED_SYSTEM_PROMPT):
+        assert all(f" {tool}" in prompt for tool in tools.SURFACES["append"])
+    for mixed in (["dev:0:level1", "dev:1"], ["dev:0:level2", "dev:1:level3"]):
+        with pytest.raises(ValidationError, match="selectors mix rungs 1, 2 with other worlds"):
+            LedgerConfig(selectors=mixed)
+    low = ["dev:0:level1", "dev:1:level2"]
+    assert LedgerConfig(selectors=low).selectors == low
 
 
-def test_each_planted_fix_booked_through_book_correction_scores_one_at_rung_one():
-    """The rung-1 tool reaches the full score: each world's one fix, given as its five parts (the
-    statement line's date and ref, the amount and the two accounts it moves between), is the
-    golden correction. Every kind of discrepancy is among these worlds."""
-    kinds = set()
+@pytest.mark.parametrize(("level", "kinds"), [(1, {"missing", "duplicate"}), (2, set(world.PLANT_KINDS))])
+def test_each_planted_fix_booked_through_book_correction_scores_one_at_the_low_rungs(level, kinds):
+    """The low rungs' tool reaches the full score: each world's one fix, given as its parts (the
+    statement line's ref, the amount and the two accounts it moves between; the tool dates it), is
+    the golden correction. Every kind of discrepancy the rung plants is among these worlds."""
+    seen = set()
     for n in range(24):
-        data = make_task_data(f"dev:{n}:level1")
+        data = make_task_data(f"dev:{n}:level{level}")
         (fix,) = data.fixes
-        kinds.add(fix.kind)
+        seen.add(fix.kind)
         (first, amount), (second, _) = fix.fix.items()
         toolset = LedgerToolset(tools.LedgerToolsConfig(surface="append"))
         with rollout(LedgerState(files=dict(data.files))) as state:
-            reply = toolset.book_correction(f"{fix.date}", fix.ref, first, f"{amount}", second)
+            reply = toolset.book_correction(fix.ref, first, f"{amount}", second)
             assert reply.startswith("written: revision 1"), reply
+            assert f'{fix.date} * "Correction for {fix.ref}"' in state.ledger
             assert score(state.ledger, answer.key_of(data)).reward == 1.0, n
-    assert kinds == {"missing", "wrong_amount", "duplicate", "wrong_account", "prior_period"}, kinds
+    assert seen == kinds, seen
 
 
-def test_the_side_by_side_view_is_read_from_the_files_and_names_no_fix():
+@pytest.mark.parametrize("level", [1, 2])
+def test_the_side_by_side_view_is_read_from_the_files_and_names_no_fix(level):
     """Each statement line with a ref appears once, with every entry carrying its ref and nothing
     else: the view is the statement and the ledger's bank_ref entries, read by beancount's parser."""
     for n in range(12):
-        data = make_task_data(f"dev:{n}:level1")
-        view = data.prompt.split("carrying its ref =====\n", 1)[1]
+        data = make_task_data(f"dev:{n}:level{level}")
+        if level == 1:
+            view = data.prompt.split("what they post:\n\n", 1)[1].split("\n\nBook its", 1)[0]
+        else:
+            view = data.prompt.split("carrying its ref =====\n", 1)[1]
         statement = data.files["bank_statement.csv"].splitlines()[1:]
         refs = [row.split(",")[1] for row in statement if row.split(",")[1]]
         lines = view.strip().splitlines()

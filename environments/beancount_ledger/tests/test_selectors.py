@@ -92,7 +92,7 @@ def test_exactly_the_bound_is_served_and_one_more_is_not():
         ("eval:0-" + "9" * 100_000, "index out of range"),
         ("dev:3:level" + "9" * 100_000, "malformed selector"),
         ("train:" + "1" * 5000 + ":hard", "index out of range"),
-        ("dev:3:level5", "malformed selector"),
+        (f"dev:3:level{len(ladder.RUNGS) + 1}", "malformed selector"),
         (f"dev:{keys.MAX_DEV_INDEX + 1}", "index out of range"),
         ("dev:-1", "malformed selector"),
         ("dev: 1", "malformed selector"),

@@ -153,27 +153,32 @@ def test_a_write_that_does_not_load_never_replaces_one_that_did(tools, data):
     assert reply.count("\n\n") == tools_module.SHOWN_ERRORS - 1 and "more not shown" in reply, reply
 
 
-def test_book_correction_appends_one_entry_checked_with_the_whole_ledger(tools, data):
+def test_book_correction_appends_one_entry_dated_from_the_statement_and_checked_whole(tools, data):
     given = data.files[LEDGER]
-    assert tools.book_correction(
-        "2024-03-31", "BS-1", "Assets:Bank:Operating", "0", "Income:Sales"
-    ).startswith("error: amount must be a non-zero amount")
+    assert tools.book_correction("BS2403-001", "Assets:Bank:Operating", "0", "Income:Sales").startswith(
+        "error: amount must be a non-zero amount"
+    )
+    # A ref the statement does not have is refused by name: the tool dates from the statement only.
+    for ref in ("BS-1", "BS2403-999", "", None, "bs2403-001"):
+        reply = tools.book_correction(ref, "Assets:Bank:Operating", "1.00", "Income:Sales")
+        assert reply.startswith("error: bank_ref must be the ref of a line of bank_statement.csv"), reply
+        assert "BS2403-001" in reply and reply.endswith("not written")
     assert tools.state.ledger is None
     # An account the ledger never opened: beancount refuses the whole, and nothing is written.
-    reply = tools.book_correction("2024-03-31", "BS-1", "Assets:Suspense", "1.00", "Income:Sales")
+    reply = tools.book_correction("BS2403-003", "Assets:Suspense", "1.00", "Income:Sales")
     assert reply.startswith("not written: beancount reports") and "nothing has been written yet" in reply
-    assert 'appended:\n2024-03-31 * "Correction for BS-1"' in reply and tools.state.ledger is None
-    reply = tools.book_correction("2024-03-31", "BS-1", "Assets:Bank:Operating", "-12.50", "Income:Sales")
+    assert 'appended:\n2024-03-08 * "Correction for BS2403-003"' in reply and tools.state.ledger is None
+    reply = tools.book_correction(" BS2403-003 ", "Assets:Bank:Operating", "-12.50", "Income:Sales")
     assert reply.startswith("written: revision 1"), reply
     ledger = tools.state.ledger
     assert ledger.startswith(given.rstrip("\n")) and served(tools, LEDGER) == ledger
     assert ledger.endswith(
-        '  bank_ref: "BS-1"\n  Assets:Bank:Operating  -12.50 AUD\n  Income:Sales           12.50 AUD\n'
+        '2024-03-08 * "Correction for BS2403-003"\n  bank_ref: "BS2403-003"\n'
+        "  Assets:Bank:Operating  -12.50 AUD\n  Income:Sales           12.50 AUD\n"
     )
     # A second correction goes on the accepted revision; a refused one keeps it.
-    assert tools.book_correction("2024-03-31", "BS-2", "Assets:Nowhere", "1.00", "Income:Sales").startswith(
-        "not written"
-    )
+    reply = tools.book_correction("BS2403-001", "Assets:Nowhere", "1.00", "Income:Sales")
+    assert reply.startswith("not written")
     assert tools.state.ledger == ledger and tools.state.revision == 1
 
 

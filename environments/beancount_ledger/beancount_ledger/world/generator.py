@@ -265,7 +265,7 @@ def _invoices_and_bills(m: _Month) -> None:
 def _bank_activity(m: _Month) -> None:
     """Receipts, payments, fees, interest and the transfer over the bank; the cheques written this
     month that the bank has not yet paid (reconciling items, not errors); the prior-period cheque
-    clearing (a bank line with no entry of this month)."""
+    clearing (a bank line with no entry of this month), unless the profile keeps it outstanding."""
     rng, start, end = m.rng, m.start, m.end
     *_, n_receipts, n_payments = m.profile.sizes
     for c, ref, amt, issued in rng.sample(
@@ -304,9 +304,10 @@ def _bank_activity(m: _Month) -> None:
         m.events.append(
             Event(Entry(d, v.name, f"Payment {ref}", legs_, (("cheque", f"CHQ-{m.chq_no}"),)), None)
         )
-    m.events.append(
-        Event(None, BankLine(m.day(2, 12), "pending", f"CHEQUE {m.prior_chq[0]}", -m.prior_chq[1]))
-    )
+    if m.profile.prior_cheque_clears:
+        m.events.append(
+            Event(None, BankLine(m.day(2, 12), "pending", f"CHEQUE {m.prior_chq[0]}", -m.prior_chq[1]))
+        )
 
 
 def number_bank_lines(events: list[Event], start: date) -> list[Event]:

@@ -1,6 +1,6 @@
 """What kind of month a generated world is: `Profile` (the sizes of the month, the kinds of
 discrepancy planted, whether it has decoys) and the named profiles, `STANDARD`, `HARD` and the
-short rungs `SINGLE` and `THREE` of the difficulty ladder, by name in `PROFILES`.
+short rungs `FLAGGED`, `SINGLE` and `THREE` of the difficulty ladder, by name in `PROFILES`.
 """
 
 from __future__ import annotations
@@ -29,6 +29,14 @@ class Profile:
     """The score also credits a discrepancy located (a new entry dated on its line with its ref) and
     each account it put wrong set right, and never charges an entry carrying a line's ref: a rung
     below the seed's month, where a partial correction must earn more than the books left alone."""
+    prior_cheque_clears: bool = True
+    """The cheque the prior period left outstanding clears this month: a statement line that no entry
+    of this month books, and rightly so. Without it, every line the ledger books rightly is booked
+    once, at its amount."""
+
+    def __post_init__(self) -> None:
+        if "prior_period" in self.kinds and not self.prior_cheque_clears:
+            raise ValueError(f"profile {self.name!r}: a prior_period plant needs the prior cheque to clear")
 
     @property
     def hard(self) -> bool:
@@ -39,8 +47,13 @@ class Profile:
 STANDARD = Profile("standard", ((4, 6), (4, 6), (11, 16), (9, 13), (9, 13), (8, 12)), PLANT_KINDS)
 HARD = Profile("hard", ((5, 7), (5, 7), (17, 21), (13, 16), (14, 17), (13, 16)), HARD_KINDS, decoys=True)
 SHORT = ((3, 4), (3, 4), (5, 7), (4, 6), (4, 6), (4, 5))
+FLAGGED = Profile(
+    "flagged", SHORT, ("missing", "duplicate"), choose=1, located_credit=True, prior_cheque_clears=False
+)
+"""A short month with one line not booked or booked twice, and no prior cheque clearing: the one line
+a reconciliation screen shows booked other than once is the one to correct."""
 SINGLE = Profile("single", SHORT, PLANT_KINDS, choose=1, located_credit=True)
 """A short month with one discrepancy, its kind drawn from the five standard ones."""
 THREE = Profile("three", SHORT, PLANT_KINDS, choose=3, located_credit=True)
 """A short month with three of the five standard kinds."""
-PROFILES = {p.name: p for p in (SINGLE, THREE, STANDARD, HARD)}
+PROFILES = {p.name: p for p in (FLAGGED, SINGLE, THREE, STANDARD, HARD)}
