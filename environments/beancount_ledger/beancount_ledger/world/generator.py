@@ -343,6 +343,13 @@ def _choose_plants(m: _Month) -> list[tuple[str, int, object]]:
     other_idx = [i for i in bank_idx if not narration(i).startswith(("Receipt", "Payment"))]
     used: set[int] = set()
     plants: list[tuple[str, int, object]] = []
+    if m.profile.even_accounts:
+        (kind,) = kinds
+        by_account: dict[str, list[int]] = {}
+        for i in bank_idx:
+            other = next(p.account for p in events[i].entry.postings if p.account != BANK)  # type: ignore[union-attr]
+            by_account.setdefault(other, []).append(i)
+        return [(kind, rng.choice(by_account[rng.choice(sorted(by_account))]), None)]
 
     def take(kind: str, index: int, arg: object = None) -> None:
         used.add(index)

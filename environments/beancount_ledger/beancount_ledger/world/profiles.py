@@ -34,9 +34,16 @@ class Profile:
     of this month books, and rightly so. Without it, every line the ledger books rightly is booked
     once, at its amount."""
 
+    even_accounts: bool = False
+    """The one line planted is drawn evenly over the accounts bank lines settle against the bank
+    (receipts, payments, fees, interest, the transfer), then among that account's lines: no account
+    is the likely answer. Only for one plant of a kind any booked line can carry."""
+
     def __post_init__(self) -> None:
         if "prior_period" in self.kinds and not self.prior_cheque_clears:
             raise ValueError(f"profile {self.name!r}: a prior_period plant needs the prior cheque to clear")
+        if self.even_accounts and (self.choose != 1 or not set(self.kinds) <= {"missing", "duplicate"}):
+            raise ValueError(f"profile {self.name!r}: even_accounts plants one missing or duplicated line")
 
     @property
     def hard(self) -> bool:
@@ -48,10 +55,17 @@ STANDARD = Profile("standard", ((4, 6), (4, 6), (11, 16), (9, 13), (9, 13), (8, 
 HARD = Profile("hard", ((5, 7), (5, 7), (17, 21), (13, 16), (14, 17), (13, 16)), HARD_KINDS, decoys=True)
 SHORT = ((3, 4), (3, 4), (5, 7), (4, 6), (4, 6), (4, 5))
 FLAGGED = Profile(
-    "flagged", SHORT, ("missing", "duplicate"), choose=1, located_credit=True, prior_cheque_clears=False
+    "flagged",
+    SHORT,
+    ("missing", "duplicate"),
+    choose=1,
+    located_credit=True,
+    prior_cheque_clears=False,
+    even_accounts=True,
 )
-"""A short month with one line not booked or booked twice, and no prior cheque clearing: the one line
-a reconciliation screen shows booked other than once is the one to correct."""
+"""A short month with one line not booked or booked twice, drawn evenly over the accounts bank lines
+settle, and no prior cheque clearing: the one line a reconciliation screen shows booked other than
+once is the one to correct."""
 SINGLE = Profile("single", SHORT, PLANT_KINDS, choose=1, located_credit=True)
 """A short month with one discrepancy, its kind drawn from the five standard ones."""
 THREE = Profile("three", SHORT, PLANT_KINDS, choose=3, located_credit=True)
