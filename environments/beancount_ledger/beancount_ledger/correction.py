@@ -11,12 +11,12 @@ then checked as a whole like any other write (`tools`): this module only spares 
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 from datetime import date as Date
 
 from piv_core.parsing.money import format_cents, parse_cents
-
-from beancount_ledger.bookkeeper import bank_lines
 
 _LONGEST = 120
 """The most characters any part may have (an account name of the chart is far shorter)."""
@@ -32,8 +32,8 @@ def _part(name: str, value: object, shape: re.Pattern[str], example: str) -> str
 
 
 def statement_dates(statement: str) -> dict[str, str]:
-    """Each statement line's date, by its ref (the statement as given)."""
-    return {row["ref"]: row["date"] for row in bank_lines(statement)}
+    """Each statement line's date, by its ref (the statement as given; the opening row has none)."""
+    return {row["ref"]: row["date"] for row in csv.DictReader(io.StringIO(statement)) if row.get("ref")}
 
 
 def correcting_entry(date: object, bank_ref: object, account: object, amount: object, other: object) -> str:
