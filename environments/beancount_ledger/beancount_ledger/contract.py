@@ -6,10 +6,10 @@ the digest; changing any of them (or the tool schemas as the MCP server publishe
 versions of the libraries that generate and carry those schemas, whose installed versions enter
 the digest) changes `episode_digest()`. Two tool surfaces are served (`tools.SURFACES`): the six
 tools with `SYSTEM_PROMPT`, and the low rungs' with rung 1's `FLAGGED_SYSTEM_PROMPT` or rung 2's
-`APPEND_SYSTEM_PROMPT`; one digest covers them all (each surface's schemas and prompts). So does a harness choice that changes what the model is
-sent: `episode_digest(replay_reasoning=False)` (prior turns' reasoning withheld from later
-requests) digests differently from the default, which replays it and keeps the digest it
-always had.
+`APPEND_SYSTEM_PROMPT`; one digest covers them all (each surface's schemas and prompts). So does a
+harness choice that changes what the model is sent: `episode_digest(replay_reasoning=False)` (prior
+turns' reasoning withheld from later requests) digests differently from the default, which replays
+it and keeps the digest it always had.
 """
 
 import hashlib

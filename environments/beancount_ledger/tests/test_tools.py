@@ -8,9 +8,12 @@ import pytest
 import verifiers.v1 as vf
 from beancount_ledger import contract, isolated
 from beancount_ledger import tools as tools_module
+from beancount_ledger.correction import statement_dates
 from beancount_ledger.render import FILE_NAMES, LEDGER
 from beancount_ledger.taskset import golden_of, make_task_data
 from beancount_ledger.tools import LedgerState, LedgerToolset, rollout
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 
 @pytest.fixture
@@ -180,6 +183,34 @@ def test_book_correction_appends_one_entry_dated_from_the_statement_and_checked_
     reply = tools.book_correction("BS2403-001", "Assets:Nowhere", "1.00", "Income:Sales")
     assert reply.startswith("not written")
     assert tools.state.ledger == ledger and tools.state.revision == 1
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.one_of(
+        st.text(max_size=40),
+        st.text(max_size=3).map(lambda tail: "BS2403-00" + tail),
+        st.sampled_from(["x" * 200_000, " BS2403-001\n", "BS2403-001\x00", "bs2403-001", ""]),
+        st.none(),
+        st.integers(),
+        st.lists(st.text(max_size=5), max_size=3),
+    )
+)
+def test_book_correction_writes_only_on_a_ref_of_the_statement(tools, data, bank_ref):
+    """Whatever the model sends as `bank_ref`, the tool answers with a message and never raises; it
+    writes only for a ref the statement as given holds, dated with that line's own date."""
+    refs = statement_dates(data.files["bank_statement.csv"])
+    before = tools.state.ledger
+    reply = tools.book_correction(bank_ref, "Assets:Bank:Operating", "1.00", "Income:Sales")
+    assert isinstance(reply, str) and len(reply) < 4_000
+    if isinstance(bank_ref, str) and bank_ref.strip() in refs:
+        ref = bank_ref.strip()
+        assert reply.startswith("written: revision"), reply
+        added = tools.state.ledger[len((before or data.files[LEDGER]).rstrip("\n")) :]
+        assert added.startswith(f'\n\n{refs[ref]} * "Correction for {ref}"\n  bank_ref: "{ref}"\n'), added
+    else:
+        assert reply.startswith("error: bank_ref must be the ref of a line of bank_statement.csv"), reply
+        assert tools.state.ledger == before
 
 
 def test_bad_arguments_are_messages(tools):
