@@ -103,7 +103,8 @@ def booked_by_ref(ledger: str) -> dict[str, list[Any]]:
     return by_ref
 
 
-def _counter_account(description: str) -> str:
+def counter_account(description: str) -> str:
+    """The account a bank line settles, by its description (as the policy names them)."""
     d = description.upper()
     if d.startswith("DEPOSIT"):
         return AR
@@ -142,12 +143,12 @@ def corrections(
                     legs[p.account] -= p.units.number
         elif not entries:
             legs[BANK] += amount
-            legs[_counter_account(line["description"])] -= amount
+            legs[counter_account(line["description"])] -= amount
         else:
             postings = entries[0].postings
             bank = sum((p.units.number for p in postings if p.account == BANK), Decimal(0))
             other = [p for p in postings if p.account != BANK]
-            right = _counter_account(line["description"])
+            right = counter_account(line["description"])
             if bank != amount and len(other) == 1:
                 legs[BANK] += amount - bank
                 legs[other[0].account] -= amount - bank

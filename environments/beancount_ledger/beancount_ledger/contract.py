@@ -5,8 +5,9 @@ Every number a model is held to is defined in `limits`, stated in the prompt her
 the digest; changing any of them (or the tool schemas as the MCP server publishes them, or the
 versions of the libraries that generate and carry those schemas, whose installed versions enter
 the digest) changes `episode_digest()`. Two tool surfaces are served (`tools.SURFACES`): the six
-tools with `SYSTEM_PROMPT`, and the low rungs' with rung 1's `FLAGGED_SYSTEM_PROMPT` or rung 2's
-`APPEND_SYSTEM_PROMPT`; one digest covers them all (each surface's schemas and prompts). So does a
+tools with `SYSTEM_PROMPT`, and the low rungs' with the prompts of rungs 1 to 3 (built from the
+options of the view their user message shows, `VIEWS`) or rung 4's `APPEND_SYSTEM_PROMPT`; one digest
+covers them all (each surface's schemas and prompts). So does a
 harness choice that changes what the model is sent: `episode_digest(replay_reasoning=False)` (prior
 turns' reasoning withheld from later requests) digests differently from the default, which replays
 it and keeps the digest it always had.
@@ -35,7 +36,7 @@ from beancount_ledger.limits import (
 
 GENERATOR_VERSION = 4
 SCORER_CONTRACT = 6
-EPISODE_CONTRACT = 8
+EPISODE_CONTRACT = 9
 
 
 def _episode_rules(writers: str) -> str:
@@ -95,30 +96,45 @@ Tools: read_file, book_correction, write_ledger, run_beancount, submit.
 
 {_episode_rules("write_ledger or book_correction")}"""
 
-FLAGGED_SYSTEM_PROMPT = f"""{OPENING} This month exactly one line of the bank statement is booked wrongly in \
+_BY_DESCRIPTION = """the account such a line settles, by its description: DEPOSIT (a customer paying) \
+Assets:AccountsReceivable; EFT (a payment to a vendor) Liabilities:AccountsPayable; MERCHANT FEE or ACCOUNT FEE \
+Expenses:BankFees; INTEREST PAID Income:Interest; TRANSFER TO SAVINGS Assets:Bank:Savings"""
+_AS_SHOWN = "the account the line settles, which the user message shows beside it as (settles <account>)"
+
+
+def _flagged_system(settles: bool = False, names: bool = False) -> str:
+    """The system prompt of a rung whose user message is the side-by-side view (`VIEWS`): with `settles`
+    the view shows the account each line settles, with `names` it names the line to correct."""
+    view = "the account it settles, " if settles else ""
+    find = (
+        "Take the line the user message names at its end: the one line not booked once."
+        if names
+        else "Find the line not booked, or the line booked twice."
+    )
+    return f"""{OPENING} This month exactly one line of the bank statement is booked wrongly in \
 the ledger: no entry books it, or two entries do. Every other line is booked once, at its amount, to the right \
 accounts (no cheque from the prior period clears this month), so the line to correct is the one line not booked \
 once.
 
-The user message lists each statement line (ref, date, description, amount), how many ledger entries carry its \
-ref, and what they post. The workspace files behind it (read_file returns each by its name): ledger.beancount \
+The user message lists each statement line (ref, date, description, amount), {view}how many ledger entries carry \
+its ref, and what they post. The workspace files behind it (read_file returns each by its name): ledger.beancount \
 (the books, the file the score reads), bank_statement.csv, archive_prior_period.csv, policy.md (how a \
 correction is recorded and scored, in full), accounts.csv (the only accounts you may use), customers.csv, \
 vendors.csv and manifest.md.
 
 How to work:
-1. Find the line not booked, or the line booked twice.
-2. Call book_correction once, for that line: its ref, and the transaction that corrects it, as an `amount` \
-posted to `account` and the same amount with the opposite sign posted to `other_account` (the tool dates it \
-with the line's date). The correction is the difference between what should have been booked and what was:
-   - a line not booked is booked as the line itself: account Assets:Bank:Operating; amount exactly as the \
-statement shows it (a deposit positive, a payment or a fee negative); other_account the account such a line \
-settles, by its description: DEPOSIT (a customer paying) Assets:AccountsReceivable; EFT (a payment to a \
-vendor) Liabilities:AccountsPayable; MERCHANT FEE or ACCOUNT FEE Expenses:BankFees; INTEREST PAID \
-Income:Interest; TRANSFER TO SAVINGS Assets:Bank:Savings;
-   - a line booked twice is corrected by reversing one of its two bookings: account Assets:Bank:Operating; \
-amount the line's amount with its sign reversed (a deposit booked twice is reversed with a negative amount, a \
-payment with a positive one); other_account the account its bookings post opposite the bank.
+1. {find}
+2. Call book_correction once, for that line, in exactly this form (the tool dates the transaction with the \
+line's date and posts `amount` to `account`, the opposite to `other_account`):
+   book_correction(bank_ref="<the line's ref>", account="Assets:Bank:Operating", amount="<A>", \
+other_account="<B>")
+   The correction is the difference between what should have been booked and what was:
+   - a line not booked is booked as the line itself: A is the line's amount exactly as the statement shows it \
+(a deposit or interest positive; a payment, fee or transfer negative); B is \
+{_AS_SHOWN if settles else _BY_DESCRIPTION};
+   - a line booked twice is corrected by reversing one of its two bookings: A is the line's amount with its \
+sign reversed (a deposit booked twice is reversed with a negative amount, a payment with a positive one); B is \
+the account its bookings post opposite the bank.
 3. Call submit.
 
 Score (policy.md states it in full): 0.2 when a new transaction carries the ref and the date of the line booked \
@@ -131,15 +147,24 @@ Tools: read_file, book_correction, write_ledger, run_beancount, submit.
 
 {_episode_rules("write_ledger or book_correction")}"""
 
-FLAGGED_USER_PROMPT = (
-    "Reconcile the books of {company} for {month}: one bank statement line is not booked, or booked twice. "
-    "Each statement line, how many ledger entries carry its ref, and what they post:\n\n{matched}\n\n"
-    "Book its correction with book_correction, then submit."
-)
+
+def _flagged_user(settles: bool = False, names: bool = False) -> str:
+    """The user message template of such a rung: the side-by-side view (`statement_view`) as `matched`."""
+    view = "the account it settles, " if settles else ""
+    return (
+        "Reconcile the books of {company} for {month}: one bank statement line is not booked, or booked twice. "
+        f"Each statement line, {view}how many ledger entries carry its ref, and what they post:\n\n"
+        "{matched}\n\nBook its correction with book_correction, then submit."
+    )
+
+
+VIEWS = {"named": {"settles": True, "names": True}, "settled": {"settles": True}, "flagged": {}, "append": {}}
+"""The side-by-side view's options (`statement_view.side_by_side`) by prompt name: the prompts whose user
+message shows the view."""
 
 USER_PROMPT = "Reconcile the books of {company} for {month} and deliver the corrected ledger."
 QUOTED = ("ledger.beancount", "bank_statement.csv", "archive_prior_period.csv", "policy.md")
-"""The files rung 2's user message quotes, as given."""
+"""The files rung 4's user message quotes, as given."""
 APPEND_USER_PROMPT = (
     "Reconcile the books of {company} for {month}: find the one bank statement line booked wrongly and "
     "book its correction with book_correction. The files as given:\n\n{files}\n"
@@ -148,14 +173,18 @@ APPEND_USER_PROMPT = (
 
 
 def quoted_files(files: dict[str, str]) -> str:
-    """The files of `QUOTED`, each under a line naming it, as rung 2's user message quotes them."""
+    """The files of `QUOTED`, each under a line naming it, as rung 4's user message quotes them."""
     return "\n".join(f"===== {name} =====\n{files[name].rstrip(chr(10))}\n" for name in QUOTED)
 
 
 PROMPTS = {
     "full": (SYSTEM_PROMPT, USER_PROMPT),
     "append": (APPEND_SYSTEM_PROMPT, APPEND_USER_PROMPT),
-    "flagged": (FLAGGED_SYSTEM_PROMPT, FLAGGED_USER_PROMPT),
+    **{
+        name: (_flagged_system(**view), _flagged_user(**view))
+        for name, view in VIEWS.items()
+        if name != "append"
+    },
 }
 """(system prompt, user prompt template) by name: a rung's ``prompt`` (`ladder.RUNGS`), ``full`` for every
 world off the ladder's low rungs."""
@@ -240,7 +269,8 @@ def episode_digest(replay_reasoning: bool = REPLAY_REASONING) -> dict[str, objec
         "system_prompt": SYSTEM_PROMPT,
         "user_prompt": USER_PROMPT,
         # The low rungs' surface (since episode contract 6; book_correction since 7, dated from the
-        # statement and rung 1's prompts since 8): its tools and every prompt served with it.
+        # statement and rung 1's prompts since 8, the prompts of the views with settled accounts and
+        # a named line since 9): its tools and every prompt served with it.
         "surfaces": {
             name: {"tools": tool_schemas("append"), "system_prompt": system, "user_prompt": user}
             for name, (system, user) in PROMPTS.items()

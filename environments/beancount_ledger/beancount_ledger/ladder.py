@@ -1,24 +1,25 @@
-"""The difficulty ladder: the taskset's ``level`` knob as a world profile, rung 1 the easiest.
+"""The difficulty ladder: the taskset's ``level`` knob as a world profile and a prompt, rung 1 the easiest.
 
 A level is applied on top of the selectors: ``selectors=["train:0-99"], level=1`` serves the worlds
 ``train:0:level1`` .. ``train:99:level1``, each keyed by its own selector (so a rung never serves
-another rung's world, nor the unlevelled one) and drawn from its split's years. Rung 1 is a short
-month with one line not booked or booked twice and nothing else irregular on the statement (no
-prior-period cheque clearing); rung 2 a short month with a single discrepancy of the five standard
-kinds, drawn per world; rung 3 a short month with three; rung 4 the standard month (all five
-standard kinds); rung 5 the hard month (eight kinds and decoys). Rungs 4 and 5 keep the seed's
-score; rungs 1 to 3 (`world.Profile.located_credit`) also credit a discrepancy located and each
-account it put wrong set right, and their policy says so (`scorer`), so that the books left alone
-score 0 and a partial correction more. The shipped world and the ``:hard`` selectors name their own
-profile and take no level.
+another rung's world, nor the unlevelled one) and drawn from its split's years. Rungs 1 to 3 are a
+short month with one line not booked or booked twice and nothing else irregular on the statement (no
+prior-period cheque clearing), served three ways, one change a rung: the statement beside the ledger
+entries carrying each line's ref, with the account each line settles and the line to correct named
+(rung 1); without the name (rung 2); without the accounts (rung 3). Rung 4 is a short month with a
+single discrepancy of the five standard kinds, drawn per world, with the files quoted; rung 5 a short
+month with three; rung 6 the standard month (all five standard kinds); rung 7 the hard month (eight
+kinds and decoys). Rungs 6 and 7 keep the seed's score; rungs 1 to 5 (`world.Profile.located_credit`)
+also credit a discrepancy located and each account it put wrong set right, and their policy says so
+(`scorer`), so that the books left alone score 0 and a partial correction more. The shipped world and
+the ``:hard`` selectors name their own profile and take no level.
 
-Rungs 1 and 2 are served their own tool surface (`tools.SURFACES["append"]`: read_file,
-run_beancount, write_ledger, book_correction, which appends one correcting transaction from a
-statement line's ref, an amount and two accounts, dated from the statement and checked as a whole:
-`correction`, and submit) and their own prompts (`contract.PROMPTS`): rung 1's user message is the
-statement beside the ledger entries carrying each line's ref (`statement_view`); rung 2's quotes the
-ledger, statement, archive and policy as given, then that view. Every other world is served the six
-tools and the common prompt.
+Rungs 1 to 4 are served their own tool surface (`tools.SURFACES["append"]`: read_file, run_beancount,
+write_ledger, book_correction, which appends one correcting transaction from a statement line's ref,
+an amount and two accounts, dated from the statement and checked as a whole: `correction`, and submit)
+and their own prompts (`contract.PROMPTS`, the view's options by prompt in `contract.VIEWS`): rungs 1
+to 3's user message is the view (`statement_view`); rung 4's quotes the ledger, statement, archive and
+policy as given, then the plain view. Every other world is served the six tools and the common prompt.
 """
 
 from __future__ import annotations
@@ -29,11 +30,13 @@ from piv_core.tasksets.ladder import check_rungs, rung_table
 from beancount_ledger import world
 
 RUNGS = {
-    1: {"profile": world.PROFILES["flagged"].name, "tools": "append", "prompt": "flagged"},
-    2: {"profile": world.PROFILES["single"].name, "tools": "append", "prompt": "append"},
-    3: {"profile": world.PROFILES["three"].name, "tools": "full", "prompt": "full"},
-    4: {"profile": world.STANDARD.name, "tools": "full", "prompt": "full"},
-    5: {"profile": world.HARD.name, "tools": "full", "prompt": "full"},
+    1: {"profile": world.PROFILES["flagged"].name, "tools": "append", "prompt": "named"},
+    2: {"profile": world.PROFILES["flagged"].name, "tools": "append", "prompt": "settled"},
+    3: {"profile": world.PROFILES["flagged"].name, "tools": "append", "prompt": "flagged"},
+    4: {"profile": world.PROFILES["single"].name, "tools": "append", "prompt": "append"},
+    5: {"profile": world.PROFILES["three"].name, "tools": "full", "prompt": "full"},
+    6: {"profile": world.STANDARD.name, "tools": "full", "prompt": "full"},
+    7: {"profile": world.HARD.name, "tools": "full", "prompt": "full"},
 }
 check_rungs(RUNGS)
 KNOB = "level"

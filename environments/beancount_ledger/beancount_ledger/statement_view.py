@@ -2,14 +2,15 @@
 
 It is what a reconciliation screen shows a bookkeeper, read from two of the files as given (the
 statement's rows, and beancount's own parse of the ledger's ``bank_ref`` metadata): no fact in it
-is absent from the files, and nothing in it says which line is wrong or what corrects it. Rung 1's
-user message is this view; rung 2's shows it under the quoted files, so that the comparison is one
-line at a time.
+is absent from the files or the policy. Its options add what a rung gives away, one at a time: the
+account each line settles by its description, as the policy names it (rungs 1 and 2), and the line to
+correct named at the end (rung 1). Rungs 1 to 3's user message is this view; rung 4's shows it plain
+under the quoted files, so that the comparison is one line at a time.
 """
 
 from __future__ import annotations
 
-from beancount_ledger.bookkeeper import bank_lines, booked_by_ref
+from beancount_ledger.bookkeeper import bank_lines, booked_by_ref, counter_account
 
 
 def _entry(entry) -> str:
@@ -17,18 +18,24 @@ def _entry(entry) -> str:
     return f'{entry.date} "{entry.narration}": {postings}'
 
 
-def side_by_side(ledger: str, statement: str) -> str:
-    """One line per statement line with a ref: its ref, date, description and amount, then what the
-    ledger books under that ref (every entry, or that none does)."""
+def side_by_side(ledger: str, statement: str, settles: bool = False, names: bool = False) -> str:
+    """One line per statement line with a ref: its ref, date, description and amount (with `settles`,
+    the account its description settles by the policy), then what the ledger books under that ref
+    (every entry, or that none does). With `names`, the lines not booked once are repeated at the end,
+    under a heading naming them as the lines to correct."""
     booked = booked_by_ref(ledger)
-    rows = []
+    rows, odd = [], []
     for line in bank_lines(statement):
         entries = booked.get(line["ref"], [])
         times = {0: "not booked", 1: "booked once", 2: "booked twice"}.get(
             len(entries), f"booked {len(entries)} times"
         )
         found = " | ".join(_entry(e) for e in entries) if entries else "no entry carries this ref"
-        rows.append(
-            f"- {line['ref']} {line['date']} {line['description']} {line['amount']}: {times}: {found}"
-        )
+        settled = f" (settles {counter_account(line['description'])})" if settles else ""
+        head = f"- {line['ref']} {line['date']} {line['description']} {line['amount']}{settled}"
+        rows.append(f"{head}: {times}: {found}")
+        if len(entries) != 1:
+            odd.append(rows[-1])
+    if names and odd:
+        rows += ["", "The line to correct, the one not booked once:", *odd]
     return "\n".join(rows)

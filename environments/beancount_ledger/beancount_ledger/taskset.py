@@ -3,7 +3,7 @@
 Task: a small trading company's month. Eight public files (the ledger with five planted
 discrepancies, the bank statement, chart, counterparties, prior-period archive, policy,
 manifest) are seeded into the rollout's state and written into its workspace; the model works
-through six tools (rungs 1 and 2: five, with ``book_correction``; one server per env worker, shared by its
+through six tools (rungs 1 to 4: five, with ``book_correction``; one server per env worker, shared by its
 rollouts, serving each rollout's files from its state: `tools.py`) and writes the corrected ledger.
 Reward (`ledger`, weight 1): `scorer.score` of the latest ledger accepted by `write_ledger`,
 run in a sandbox worker off the event loop (`isolated.ascore`) and computed once per trace for
@@ -60,7 +60,7 @@ class LedgerData(vf.TaskData):
 class LedgerTaskConfig(vf.TaskConfig):
     scorer_contract: Annotated[Literal[5, 6] | None, integer()] = None
     """Scoring only: the scorer contract to score under; unset (the default), the current one
-    (`contract.SCORER_CONTRACT`, 6). 5 is the score before rungs 1 and 2 credited a located
+    (`contract.SCORER_CONTRACT`, 6). 5 is the score before the low rungs credited a located
     discrepancy: 0.5 x balances hit + 0.5 x resolved - 0.1 per penalty at every rung, whatever the
     world's policy states (for re-scoring a run: ``vf-replay <run> --taskset.task.scorer-contract 5``)."""
 
@@ -232,7 +232,11 @@ def data_of(selector: str, w: world.World) -> LedgerData:
         raise ValueError(f"{selector}: {'; '.join(problems)}")
     prompt = ladder.prompt_of(selector)
     system, user = contract.PROMPTS[prompt]
-    matched = side_by_side(files[LEDGER], files["bank_statement.csv"]) if prompt != "full" else ""
+    matched = (
+        side_by_side(files[LEDGER], files["bank_statement.csv"], **contract.VIEWS[prompt])
+        if prompt in contract.VIEWS
+        else ""
+    )
     return LedgerData(
         id=selector,
         public_id=public_id(files),

@@ -2,11 +2,14 @@
 rung by rung, released through the same manifest, and every bad combination refused by name."""
 
 import asyncio
+import csv
+import io
 import json
 
 import pytest
 import verifiers.v1 as vf
 from beancount_ledger import answer, baselines, contract, keys, ladder, preflight, release, tools, world
+from beancount_ledger.bookkeeper import counter_account
 from beancount_ledger.release import task_digest
 from beancount_ledger.scorer import score
 from beancount_ledger.statement_view import side_by_side
@@ -45,14 +48,19 @@ def test_every_rung_scores_one_for_golden_and_reference_and_validates(level):
 def test_rungs_grow_in_discrepancies_and_length():
     worlds = {k: [keys.resolve(f"dev:{n}:level{k}") for n in range(40)] for k in LEVELS}
     plants = {k: {len(w.plants) for w in ws} for k, ws in worlds.items()}
-    assert plants == {1: {1}, 2: {1}, 3: {3}, 4: {len(world.PLANT_KINDS)}, 5: {len(world.HARD_KINDS)}}
-    # Rungs 1 and 2 draw their single kind per world: rung 1 a line not booked or booked twice,
-    # rung 2 every standard kind.
-    assert {w.plants[0].kind for w in worlds[1]} == {"missing", "duplicate"}
-    assert {w.plants[0].kind for w in worlds[2]} == set(world.PLANT_KINDS)
-    assert all(not w.hard for k in (1, 2, 3, 4) for w in worlds[k]) and all(w.hard for w in worlds[5])
+    assert plants == {
+        **{k: {1} for k in (1, 2, 3, 4)},
+        5: {3},
+        6: {len(world.PLANT_KINDS)},
+        7: {len(world.HARD_KINDS)},
+    }
+    # Rungs 1 to 4 draw their single kind per world: rungs 1 to 3 (one world, three prompts) a line
+    # not booked or booked twice, rung 4 every standard kind.
+    assert all({w.plants[0].kind for w in worlds[k]} == {"missing", "duplicate"} for k in (1, 2, 3))
+    assert {w.plants[0].kind for w in worlds[4]} == set(world.PLANT_KINDS)
+    assert all(not w.hard for k in LEVELS[:-1] for w in worlds[k]) and all(w.hard for w in worlds[7])
     size = {k: sum(len(w.booked) for w in ws) for k, ws in worlds.items()}
-    assert size[2] < size[4] < size[5] and size[1] < size[4] and size[3] < size[4]
+    assert size[4] < size[6] < size[7] and size[1] < size[6] and size[5] < size[6]
 
 
 def test_rung_one_books_every_other_line_once_at_its_amount():
@@ -89,11 +97,11 @@ def test_unset_level_serves_the_selectors_own_worlds(dev_worlds):
 @pytest.mark.parametrize(
     ("config", "words"),
     [
-        ({"selectors": ["dev:1"], "level": 0}, "level must be between 1 and 5, got 0"),
-        ({"selectors": ["dev:1"], "level": 6}, "level must be between 1 and 5, got 6"),
+        ({"selectors": ["dev:1"], "level": 0}, "level must be between 1 and 7, got 0"),
+        ({"selectors": ["dev:1"], "level": 8}, "level must be between 1 and 7, got 8"),
         ({"selectors": ["train:2:hard"], "level": 2}, "':hard' names its own profile"),
         ({"selectors": ["dev:2:level1"], "level": 2}, "already names level 1"),
-        ({"selectors": ["dev:2:level7"]}, "level must be between 1 and 5, got 7"),
+        ({"selectors": ["dev:2:level9"]}, "level must be between 1 and 7, got 9"),
     ],
 )
 def test_bad_combinations_fail_naming_the_knob(dev_worlds, config, words):
@@ -123,21 +131,21 @@ def test_a_levelled_selector_needs_its_own_manifest_record(no_operator, monkeypa
     (task,) = LedgerTaskset(LedgerConfig(selectors=["eval:0"], level=1, manifest=str(path)))
     assert task_digest(task.data) == task_digest(data) and task.data.id == "eval:0:level1"
     # The record certifies the levelled world's bytes: another digest refuses it at load.
-    records["eval:0:level1"]["digest"] = task_digest(make_task_data("eval:0:level2", SECRET.encode()))
+    records["eval:0:level1"]["digest"] = task_digest(make_task_data("eval:0:level4", SECRET.encode()))
     path = release.write_manifest(tmp_path / "m.json", records, SECRET.encode())
     with pytest.raises(keys.Refused, match="version mismatch"):
         list(LedgerTaskset(LedgerConfig(selectors=["eval:0"], level=1, manifest=str(path))))
 
 
 def test_the_preflight_certifies_levels_on_request(monkeypatch):
-    assert preflight.levels("1-5") == LEVELS and preflight.levels("3,1") == [1, 3]
-    for bad in ("6", "x", "0-2"):
+    assert preflight.levels("1-7") == LEVELS and preflight.levels("3,1") == [1, 3]
+    for bad in ("8", "x", "0-2"):
         with pytest.raises(Exception, match="--levels"):
             preflight.levels(bad)
-    selectors = preflight.population(1, 1, 0, [1, 5], 2)
+    selectors = preflight.population(1, 1, 0, [1, 7], 2)
     assert selectors[:2] == ["train:0", "eval:0"]
-    assert selectors[2:] == [f"{s}:{n}:level{k}" for k in (1, 5) for s in ("train", "eval") for n in (0, 1)]
-    assert preflight.label("train:1:level5") == "train level 5" and preflight.label("train:1:hard") == "hard"
+    assert selectors[2:] == [f"{s}:{n}:level{k}" for k in (1, 7) for s in ("train", "eval") for n in (0, 1)]
+    assert preflight.label("train:1:level7") == "train level 7" and preflight.label("train:1:hard") == "hard"
     monkeypatch.setenv(keys.SECRET_ENV, SECRET)
     for level in LEVELS:
         minted = preflight.mint(f"eval:{level}:level{level}")
@@ -149,50 +157,61 @@ def test_the_preflight_certifies_levels_on_request(monkeypatch):
 def test_a_levelled_release_through_both_phases_of_the_preflight(no_operator, monkeypatch, tmp_path):
     monkeypatch.setenv(keys.SECRET_ENV, SECRET)
     path = tmp_path / "manifest.json"
-    args = ["--train", "0", "--eval", "0", "--hard", "0", "--levels", "1,5", "--level-worlds", "1"]
+    args = ["--train", "0", "--eval", "0", "--hard", "0", "--levels", "1,7", "--level-worlds", "1"]
     assert preflight.main([*args, "--workers", "1", "--manifest", str(path)]) == 0
     body = json.loads(path.read_text())["body"]
-    assert sorted(body["records"]) == ["eval:0:level1", "eval:0:level5", "train:0:level1", "train:0:level5"]
+    assert sorted(body["records"]) == ["eval:0:level1", "eval:0:level7", "train:0:level1", "train:0:level7"]
     assert body["populations"] == {
         "train": 0,
         "eval": 0,
         "hard": 0,
         "train level 1": 1,
         "eval level 1": 1,
-        "train level 5": 1,
-        "eval level 5": 1,
+        "train level 7": 1,
+        "eval level 7": 1,
     }
-    (task,) = LedgerTaskset(LedgerConfig(selectors=["eval:0"], level=5, manifest=str(path)))
-    assert task_digest(task.data) == body["records"]["eval:0:level5"]["digest"]
-    assert body["records"]["eval:0:level5"]["level"] == 5
+    (task,) = LedgerTaskset(LedgerConfig(selectors=["eval:0"], level=7, manifest=str(path)))
+    assert task_digest(task.data) == body["records"]["eval:0:level7"]["digest"]
+    assert body["records"]["eval:0:level7"]["level"] == 7
 
 
 def test_the_low_rungs_are_served_their_own_prompts_and_tools(dev_worlds):
-    """Rungs 1 and 2: the append surface, each with its own prompt; every other world the six tools
-    and the common prompt; one server serves one surface, so mixing a low rung with other worlds
-    fails at load, while rungs 1 and 2 share a server."""
-    one, w = make_task_data("dev:0:level1"), keys.resolve("dev:0:level1")
-    matched = side_by_side(one.files["ledger.beancount"], one.files["bank_statement.csv"])
-    assert one.system_prompt == contract.FLAGGED_SYSTEM_PROMPT
-    assert one.prompt == contract.FLAGGED_USER_PROMPT.format(
-        company=w.company, month=f"{w.start:%B %Y}", matched=matched
-    )
-    two, w = make_task_data("dev:0:level2"), keys.resolve("dev:0:level2")
-    assert two.system_prompt == contract.APPEND_SYSTEM_PROMPT
-    files = contract.quoted_files(two.files)
-    matched = side_by_side(two.files["ledger.beancount"], two.files["bank_statement.csv"])
-    assert two.prompt == contract.APPEND_USER_PROMPT.format(
+    """Rungs 1 to 4: the append surface, each with its own prompt (rungs 1 to 3 the side-by-side view
+    alone, with the account each line settles at rungs 1 and 2 and the line to correct named at rung 1;
+    rung 4 the quoted files above the view); every other world the six tools and the common prompt;
+    one server serves one surface, so mixing a low rung with other worlds fails at load, while the
+    low rungs share a server."""
+    for level, name in ((1, "named"), (2, "settled"), (3, "flagged")):
+        data, w = make_task_data(f"dev:0:level{level}"), keys.resolve(f"dev:0:level{level}")
+        ledger, statement = data.files["ledger.beancount"], data.files["bank_statement.csv"]
+        matched = side_by_side(ledger, statement, **contract.VIEWS[name])
+        system, user = contract.PROMPTS[name]
+        assert data.system_prompt == system
+        assert data.prompt == user.format(company=w.company, month=f"{w.start:%B %Y}", matched=matched)
+        assert ("(settles " in data.prompt) == (level < 3) and ("The line to correct" in data.prompt) == (
+            level < 2
+        )
+    # The view names the line to correct only at rung 1, and it is the planted line.
+    (fix,) = make_task_data("dev:0:level1").fixes
+    assert make_task_data("dev:0:level1").prompt.split("The line to correct")[1].count(f"- {fix.ref} ") == 1
+    four, w = make_task_data("dev:0:level4"), keys.resolve("dev:0:level4")
+    assert four.system_prompt == contract.APPEND_SYSTEM_PROMPT
+    files = contract.quoted_files(four.files)
+    matched = side_by_side(four.files["ledger.beancount"], four.files["bank_statement.csv"])
+    assert four.prompt == contract.APPEND_USER_PROMPT.format(
         company=w.company, month=f"{w.start:%B %Y}", files=files, matched=matched
     )
     # The quoted files are the files as given, whole.
-    assert all(f"===== {name} =====\n{two.files[name]}" in two.prompt for name in contract.QUOTED)
-    for selector in ("dev:0", "dev:0:level3", "dev:0:level4", "dev:0:level5", "bank_recon_001"):
+    assert all(f"===== {name} =====\n{four.files[name]}" in four.prompt for name in contract.QUOTED)
+    for selector in ("dev:0", "dev:0:level5", "dev:0:level6", "dev:0:level7", "bank_recon_001"):
         assert make_task_data(selector).system_prompt == contract.SYSTEM_PROMPT, selector
-    # Every rule the common prompt states, the low rungs' prompts state too.
+    # Every rule the common prompt states, the low rungs' prompts state too, and name their tools.
     rules = contract.SYSTEM_PROMPT.split("Episode rules:")[1].replace(
         "write_ledger", "write_ledger or book_correction"
     )
-    assert rules.strip() in contract.APPEND_SYSTEM_PROMPT and rules.strip() in contract.FLAGGED_SYSTEM_PROMPT
+    low = [system for name, (system, _) in contract.PROMPTS.items() if name != "full"]
+    assert len(low) == 4 and all(rules.strip() in system for system in low)
+    assert all(f" {tool}" in system for system in low for tool in tools.SURFACES["append"])
     # Built without validation: which surface a rung gets is the question here, not whether a dev
     # world is admitted (an installed copy refuses dev worlds at load).
     surfaces = {
@@ -200,26 +219,21 @@ def test_the_low_rungs_are_served_their_own_prompts_and_tools(dev_worlds):
         for level in LEVELS
     }
     assert {level: t.config.surface for level, (t,) in surfaces.items()} == {
-        1: "append",
-        2: "append",
-        3: "full",
-        4: "full",
-        5: "full",
+        **{k: "append" for k in (1, 2, 3, 4)},
+        **{k: "full" for k in (5, 6, 7)},
     }
     (plain,) = LedgerTaskset.toolsets(LedgerConfig.model_construct(selectors=["dev:0", "bank_recon_001"]))
     assert plain.config.surface == "full"
     names = {name: [t["name"] for t in contract.tool_schemas(name)] for name in tools.SURFACES}
     assert names == {name: sorted(published) for name, published in tools.SURFACES.items()}
-    for prompt in (contract.APPEND_SYSTEM_PROMPT, contract.FLAGGED_SYSTEM_PROMPT):
-        assert all(f" {tool}" in prompt for tool in tools.SURFACES["append"])
-    for mixed in (["dev:0:level1", "dev:1"], ["dev:0:level2", "dev:1:level3"]):
-        with pytest.raises(ValidationError, match="selectors mix rungs 1, 2 with other worlds"):
+    for mixed in (["dev:0:level1", "dev:1"], ["dev:0:level4", "dev:1:level5"]):
+        with pytest.raises(ValidationError, match="selectors mix rungs 1, 2, 3, 4 with other worlds"):
             LedgerConfig(selectors=mixed)
-    # Rungs 1 and 2 share a server (asked of the ladder: an installed copy refuses dev worlds at load).
-    assert ladder.surface(["dev:0:level1", "dev:1:level2"]) == "append"
+    # The low rungs share a server (asked of the ladder: an installed copy refuses dev worlds at load).
+    assert ladder.surface(["dev:0:level1", "dev:1:level2", "dev:2:level3", "dev:1:level4"]) == "append"
 
 
-@pytest.mark.parametrize(("level", "kinds"), [(1, {"missing", "duplicate"}), (2, set(world.PLANT_KINDS))])
+@pytest.mark.parametrize(("level", "kinds"), [(1, {"missing", "duplicate"}), (4, set(world.PLANT_KINDS))])
 def test_each_planted_fix_booked_through_book_correction_scores_one_at_the_low_rungs(level, kinds):
     """The low rungs' tool reaches the full score: each world's one fix, given as its parts (the
     statement line's ref, the amount and the two accounts it moves between; the tool dates it), is
@@ -239,24 +253,30 @@ def test_each_planted_fix_booked_through_book_correction_scores_one_at_the_low_r
     assert seen == kinds, seen
 
 
-@pytest.mark.parametrize("level", [1, 2])
+@pytest.mark.parametrize("level", [1, 2, 3, 4])
 def test_the_side_by_side_view_is_read_from_the_files_and_names_no_fix(level):
     """Each statement line with a ref appears once, with every entry carrying its ref and nothing
-    else: the view is the statement and the ledger's bank_ref entries, read by beancount's parser."""
+    else: the view is the statement and the ledger's bank_ref entries, read by beancount's parser,
+    with the policy's account for each line at rungs 1 and 2. Only rung 1 names the line to correct,
+    and then exactly the planted one; no rung names the kind or the fix."""
     for n in range(12):
         data = make_task_data(f"dev:{n}:level{level}")
-        if level == 1:
+        if level < 4:
             view = data.prompt.split("what they post:\n\n", 1)[1].split("\n\nBook its", 1)[0]
         else:
             view = data.prompt.split("carrying its ref =====\n", 1)[1]
-        statement = data.files["bank_statement.csv"].splitlines()[1:]
-        refs = [row.split(",")[1] for row in statement if row.split(",")[1]]
+        view, _, named = view.partition("\n\nThe line to correct, the one not booked once:\n")
+        statement = list(csv.DictReader(io.StringIO(data.files["bank_statement.csv"])))
+        rows = [row for row in statement if row["ref"]]
         lines = view.strip().splitlines()
-        assert [line.split(" ")[1] for line in lines] == refs, n
+        assert [line.split(" ")[1] for line in lines] == [row["ref"] for row in rows], n
         ledger = data.files["ledger.beancount"]
-        for line, ref in zip(lines, refs):
-            tagged = ledger.count(f'bank_ref: "{ref}"')
+        for line, row in zip(lines, rows):
+            tagged = ledger.count(f'bank_ref: "{row["ref"]}"')
             assert line.count(" | ") == max(tagged - 1, 0), (n, line)
             assert ("not booked" in line) == (tagged == 0), (n, line)
+            settles = f" (settles {counter_account(row['description'])}): "
+            assert (settles in line) == (level < 3), (n, line)
         (fix,) = data.fixes
-        assert fix.kind not in view and "correct" not in view.lower(), n
+        assert fix.kind not in view + named and "correct" not in view.lower(), n
+        assert [line.split(" ")[1] for line in named.splitlines()] == ([fix.ref] if level == 1 else []), n

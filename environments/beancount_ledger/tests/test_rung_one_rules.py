@@ -1,8 +1,9 @@
-"""What rung 1 pays a booking rule that skips part of the work.
+"""What rungs 1 to 3 pay a booking rule that skips part of the work.
 
-At rung 1 the side-by-side view shows which line is booked other than once, so finding the line is
-reading the view; the work left is the booking: its sign (the line itself, or one booking reversed)
-and the account it settles. The search generates every rule over those choices, each alone or
+The three rungs serve one world under three views (`contract.VIEWS`), and each shows which line is
+booked other than once (rung 1 names it), so finding the line is reading the view; the work left is
+the booking: its sign (the line itself, or one booking reversed) and the account it settles (shown
+beside each line at rungs 1 and 2, by the prompt's rule at rung 3). The search generates every rule over those choices, each alone or
 together (the line: the flagged one, or one picked by layout; the sign: as the statement shows it,
 reversed, or by the view's label; the account: each account of the chart, or by the line's
 description as the prompt says), appends its one correction as the rung's tool writes it
@@ -38,7 +39,7 @@ SETTLES = {
     "TRANSFER": "Assets:Bank:Savings",
 }
 """The account each kind of statement line settles, by the first word of its description, as the
-rung-1 prompt states it."""
+rung-3 prompt states it (and the view of rungs 1 and 2 shows it)."""
 BANK = "Assets:Bank:Operating"
 LINES = ("flagged", "first", "largest")
 SIGNS = ("as shown", "reversed", "by label")
