@@ -23,6 +23,7 @@ from piv_core.parsing.bounded_decode import (
 from piv_core.policy import Conversation, Policy, Reasoned, Reply, ToolCall
 
 from beancount_ledger.contract import MAX_TURNS
+from beancount_ledger.statement import bank_lines
 from beancount_ledger.world import AP, AR, BANK, FEES, INTEREST, SAVINGS, SUSPENSE
 
 READS = ("ledger.beancount", "bank_statement.csv", "archive_prior_period.csv")
@@ -61,11 +62,6 @@ def file_text(results: dict[str, list[str]], name: str) -> str:
     if name.endswith(".beancount"):
         return body
     return "\n".join(line[7:] for line in body.split("\n")) + "\n"
-
-
-def bank_lines(text: str) -> list[dict[str, str]]:
-    """The statement's rows that carry a ref (every row but the opening balance)."""
-    return [row for row in csv.DictReader(io.StringIO(text)) if row["ref"]]
 
 
 def _money(value: Decimal) -> str:

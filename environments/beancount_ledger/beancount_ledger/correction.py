@@ -3,7 +3,7 @@
 Every correction the policy asks for at rungs 1 to 4 moves one amount between two accounts on the
 date of a bank statement line, tagged with that line's ``ref``. The tool takes the ref, the amount
 and the two accounts as plain arguments and dates the entry from the statement itself
-(`statement_dates`), so a model writes no Beancount syntax and escapes no multi-line text; each part
+(`statement.statement_dates`), so a model writes no Beancount syntax and escapes no multi-line text; each part
 is checked on its own here (its shape and size, before anything is rendered), so the text
 rendered is exactly one two-posting transaction and nothing else. The ledger it is appended to is
 then checked as a whole like any other write (`tools`): this module only spares the typing.
@@ -11,8 +11,6 @@ then checked as a whole like any other write (`tools`): this module only spares 
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from datetime import date as Date
 
@@ -29,11 +27,6 @@ def _part(name: str, value: object, shape: re.Pattern[str], example: str) -> str
     if not isinstance(value, str) or len(value.strip()) > _LONGEST or not shape.fullmatch(value.strip()):
         raise ValueError(f"{name} must look like {example}")
     return value.strip()
-
-
-def statement_dates(statement: str) -> dict[str, str]:
-    """Each statement line's date, by its ref (the statement as given; the opening row has none)."""
-    return {row["ref"]: row["date"] for row in csv.DictReader(io.StringIO(statement)) if row.get("ref")}
 
 
 def correcting_entry(date: object, bank_ref: object, account: object, amount: object, other: object) -> str:

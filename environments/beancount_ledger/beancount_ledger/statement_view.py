@@ -10,7 +10,8 @@ under the quoted files, so that the comparison is one line at a time.
 
 from __future__ import annotations
 
-from beancount_ledger.bookkeeper import bank_lines, booked_by_ref, counter_account
+from beancount_ledger.bookkeeper import booked_by_ref, counter_account
+from beancount_ledger.statement import bank_lines
 
 
 def _entry(entry) -> str:

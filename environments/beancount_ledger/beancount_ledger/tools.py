@@ -55,7 +55,7 @@ import re2
 import verifiers.v1 as vf
 
 from beancount_ledger import isolated
-from beancount_ledger.correction import correcting_entry, statement_dates
+from beancount_ledger.correction import correcting_entry
 from beancount_ledger.keys import SECRET_ENV
 from beancount_ledger.limits import LEDGER_ENVELOPE, OBSERVATION_BUDGET, REPLY_CAP, SLICE_LINES
 from beancount_ledger.render import FILE_NAMES, LEDGER
@@ -68,6 +68,7 @@ from beancount_ledger.shared_server import (  # noqa: F401
     SharedToolset,
     _accept_without_delay,
 )
+from beancount_ledger.statement import statement_dates
 from beancount_ledger.verifiers_internals import call_state, discover_decorated
 
 SHOWN_ERRORS = 5

@@ -3,11 +3,12 @@
 The three rungs serve one world under three views (`contract.VIEWS`), and each shows which line is
 booked other than once (rung 1 names it), so finding the line is reading the view; the work left is
 the booking: its sign (the line itself, or one booking reversed) and the account it settles (shown
-beside each line at rungs 1 and 2, by the prompt's rule at rung 3). The search generates every rule over those choices, each alone or
-together (the line: the flagged one, or one picked by layout; the sign: as the statement shows it,
-reversed, or by the view's label; the account: each account of the chart, or by the line's
-description as the prompt says), appends its one correction as the rung's tool writes it
-(`correction.correcting_entry`, dated from the statement), and scores it.
+beside each line at rungs 1 and 2, by the prompt's rule at rung 3). The search generates every
+rule over those choices, each alone or together (the line: the flagged one, or one picked by
+layout; the sign: as the statement shows it, reversed, or by the view's label; the account: each
+account of the chart, or by the line's description as the prompt says), appends its one correction
+as the rung's tool writes it (`correction.correcting_entry`, dated from the statement), and scores
+it.
 Only the prompt's rule earns the full score; every other earns at most what the scripted audit
 erring on 3 corrections in 10 does, and a rule that does no account work at most half the score.
 """
@@ -24,9 +25,10 @@ from decimal import Decimal
 import pytest
 from beancount_ledger import baselines
 from beancount_ledger.answer import key_of
-from beancount_ledger.bookkeeper import bank_lines, booked_by_ref
+from beancount_ledger.bookkeeper import booked_by_ref
 from beancount_ledger.correction import correcting_entry
 from beancount_ledger.scorer import score
+from beancount_ledger.statement import bank_lines
 from beancount_ledger.taskset import make_task_data
 
 WORLDS = [make_task_data(f"dev:{n}:level1") for n in range(16)]

@@ -8,8 +8,8 @@ import pytest
 import verifiers.v1 as vf
 from beancount_ledger import contract, isolated
 from beancount_ledger import tools as tools_module
-from beancount_ledger.correction import statement_dates
 from beancount_ledger.render import FILE_NAMES, LEDGER
+from beancount_ledger.statement import statement_dates
 from beancount_ledger.taskset import golden_of, make_task_data
 from beancount_ledger.tools import LedgerState, LedgerToolset, rollout
 from hypothesis import HealthCheck, given, settings
