@@ -6,8 +6,8 @@ the digest; changing any of them (or the tool schemas as the MCP server publishe
 versions of the libraries that generate and carry those schemas, whose installed versions enter
 the digest) changes `episode_digest()`. Two tool surfaces are served (`tools.SURFACES`): the six
 tools with `SYSTEM_PROMPT`, and the low rungs' with the prompts of rungs 1 to 3 (built from the
-options of the view their user message shows, `VIEWS`) or rung 4's `APPEND_SYSTEM_PROMPT`; one digest
-covers them all (each surface's schemas and prompts). So does a
+options of the view their user message shows, `VIEWS`) or rungs 4 and 5's, the view alone and the
+quoted files above it; one digest covers them all (each surface's schemas and prompts). So does a
 harness choice that changes what the model is sent: `episode_digest(replay_reasoning=False)` (prior
 turns' reasoning withheld from later requests) digests differently from the default, which replays
 it and keeps the digest it always had.
@@ -36,7 +36,7 @@ from beancount_ledger.limits import (
 
 GENERATOR_VERSION = 4
 SCORER_CONTRACT = 6
-EPISODE_CONTRACT = 9
+EPISODE_CONTRACT = 10
 
 
 def _episode_rules(writers: str) -> str:
@@ -70,11 +70,16 @@ following policy.md exactly. Check it with run_beancount, then call submit.
 
 {_episode_rules("write_ledger")}"""
 
-APPEND_SYSTEM_PROMPT = f"""{OPENING} This month exactly one line of the bank statement is booked wrongly in \
+
+def _append_system(quoted: bool) -> str:
+    """The system prompt of the single-discrepancy rungs: the user message shows the side-by-side view,
+    and with `quoted` the files it is read from as well (`QUOTED`)."""
+    quotes = "; the user message quotes the first four as given" if quoted else ""
+    return f"""{OPENING} This month exactly one line of the bank statement is booked wrongly in \
 the ledger: missing from it, booked at the wrong amount, booked twice, booked to the wrong account, or booked again \
 although the prior period already holds it. Find that line and correct it, following policy.md exactly.
 
-The workspace files (read_file returns each by its name; the user message quotes the first four as given):
+The workspace files (read_file returns each by its name{quotes}):
 - ledger.beancount: the books (the file the score reads);
 - bank_statement.csv: the bank's lines, each with a `ref`, a date and an amount;
 - archive_prior_period.csv: the prior month's invoices, bills and cheques, and their status;
@@ -95,6 +100,7 @@ and appends it to the ledger; write_ledger would replace the whole ledger instea
 Tools: read_file, book_correction, write_ledger, run_beancount, submit.
 
 {_episode_rules("write_ledger or book_correction")}"""
+
 
 _BY_DESCRIPTION = """the account such a line settles, by its description: DEPOSIT (a customer paying) \
 Assets:AccountsReceivable; EFT (a payment to a vendor) Liabilities:AccountsPayable; MERCHANT FEE or ACCOUNT FEE \
@@ -158,32 +164,46 @@ def _flagged_user(settles: bool = False, names: bool = False) -> str:
     )
 
 
-VIEWS = {"named": {"settles": True, "names": True}, "settled": {"settles": True}, "flagged": {}, "append": {}}
-"""The side-by-side view's options (`statement_view.side_by_side`) by prompt name: the prompts whose user
-message shows the view."""
+VIEWS = {
+    "named": {"settles": True, "names": True},
+    "settled": {"settles": True},
+    "flagged": {},
+    "append": {},
+    "quoted": {},
+}
+"""The side-by-side view's options (`statement_view.side_by_side`) by prompt name: every prompt but
+``full`` shows the view."""
 
 USER_PROMPT = "Reconcile the books of {company} for {month} and deliver the corrected ledger."
-QUOTED = ("ledger.beancount", "bank_statement.csv", "archive_prior_period.csv", "policy.md")
-"""The files rung 4's user message quotes, as given."""
-APPEND_USER_PROMPT = (
+_APPEND_TASK = (
     "Reconcile the books of {company} for {month}: find the one bank statement line booked wrongly and "
-    "book its correction with book_correction. The files as given:\n\n{files}\n"
+    "book its correction with book_correction."
+)
+APPEND_USER_PROMPT = (
+    _APPEND_TASK + " Each bank statement line beside the ledger entries carrying its ref:\n\n{matched}\n"
+)
+"""Rung 4's user message: the side-by-side view alone."""
+QUOTED = ("ledger.beancount", "bank_statement.csv", "archive_prior_period.csv", "policy.md")
+"""The files rung 5's user message quotes, as given."""
+QUOTED_USER_PROMPT = (
+    _APPEND_TASK + " The files as given:\n\n{files}\n"
     "===== each bank statement line beside the ledger entries carrying its ref =====\n{matched}\n"
 )
+"""Rung 5's user message: the files of `QUOTED` as given, then the side-by-side view."""
 
 
 def quoted_files(files: dict[str, str]) -> str:
-    """The files of `QUOTED`, each under a line naming it, as rung 4's user message quotes them."""
+    """The files of `QUOTED`, each under a line naming it, as rung 5's user message quotes them."""
     return "\n".join(f"===== {name} =====\n{files[name].rstrip(chr(10))}\n" for name in QUOTED)
 
 
 PROMPTS = {
     "full": (SYSTEM_PROMPT, USER_PROMPT),
-    "append": (APPEND_SYSTEM_PROMPT, APPEND_USER_PROMPT),
+    "append": (_append_system(quoted=False), APPEND_USER_PROMPT),
+    "quoted": (_append_system(quoted=True), QUOTED_USER_PROMPT),
     **{
-        name: (_flagged_system(**view), _flagged_user(**view))
-        for name, view in VIEWS.items()
-        if name != "append"
+        name: (_flagged_system(**VIEWS[name]), _flagged_user(**VIEWS[name]))
+        for name in ("named", "settled", "flagged")
     },
 }
 """(system prompt, user prompt template) by name: a rung's ``prompt`` (`ladder.RUNGS`), ``full`` for every
@@ -270,7 +290,8 @@ def episode_digest(replay_reasoning: bool = REPLAY_REASONING) -> dict[str, objec
         "user_prompt": USER_PROMPT,
         # The low rungs' surface (since episode contract 6; book_correction since 7, dated from the
         # statement and rung 1's prompts since 8, the prompts of the views with settled accounts and
-        # a named line since 9): its tools and every prompt served with it.
+        # a named line since 9, the view alone for the single-discrepancy month since 10): its tools and
+        # every prompt served with it.
         "surfaces": {
             name: {"tools": tool_schemas("append"), "system_prompt": system, "user_prompt": user}
             for name, (system, user) in PROMPTS.items()

@@ -1,6 +1,6 @@
 """One correcting transaction built from its parts: what the low rungs' ``book_correction`` appends.
 
-Every correction the policy asks for at rungs 1 to 4 moves one amount between two accounts on the
+Every correction the policy asks for at rungs 1 to 5 moves one amount between two accounts on the
 date of a bank statement line, tagged with that line's ``ref``. The tool takes the ref, the amount
 and the two accounts as plain arguments and dates the entry from the statement itself
 (`statement.statement_dates`), so a model writes no Beancount syntax and escapes no multi-line text; each part

@@ -6,20 +6,21 @@ another rung's world, nor the unlevelled one) and drawn from its split's years. 
 short month with one line not booked or booked twice and nothing else irregular on the statement (no
 prior-period cheque clearing), served three ways, one change a rung: the statement beside the ledger
 entries carrying each line's ref, with the account each line settles and the line to correct named
-(rung 1); without the name (rung 2); without the accounts (rung 3). Rung 4 is a short month with a
-single discrepancy of the five standard kinds, drawn per world, with the files quoted; rung 5 a short
-month with three; rung 6 the standard month (all five standard kinds); rung 7 the hard month (eight
-kinds and decoys). Rungs 6 and 7 keep the seed's score; rungs 1 to 5 (`world.Profile.located_credit`)
-also credit a discrepancy located and each account it put wrong set right, and their policy says so
-(`scorer`), so that the books left alone score 0 and a partial correction more. The shipped world and
-the ``:hard`` selectors name their own profile and take no level.
+(rung 1); without the name (rung 2); without the accounts (rung 3). Rungs 4 and 5 are a short month
+with a single discrepancy of the five standard kinds, drawn per world, served the plain view alone (rung
+4) and with the files quoted above it (rung 5); rung 6 a short month with three; rung 7 the standard
+month (all five standard kinds); rung 8 the hard month (eight kinds and decoys). Rungs 7 and 8 keep
+the seed's score; rungs 1 to 6 (`world.Profile.located_credit`) also credit a discrepancy located and
+each account it put wrong set right, and their policy says so (`scorer`), so that the books left alone
+score 0 and a partial correction more. The shipped world and the ``:hard`` selectors name their own
+profile and take no level.
 
-Rungs 1 to 4 are served their own tool surface (`tools.SURFACES["append"]`: read_file, run_beancount,
+Rungs 1 to 5 are served their own tool surface (`tools.SURFACES["append"]`: read_file, run_beancount,
 write_ledger, book_correction, which appends one correcting transaction from a statement line's ref,
 an amount and two accounts, dated from the statement and checked as a whole: `correction`, and submit)
-and their own prompts (`contract.PROMPTS`, the view's options by prompt in `contract.VIEWS`): rungs 1
-to 3's user message is the view (`statement_view`); rung 4's quotes the ledger, statement, archive and
-policy as given, then the plain view. Every other world is served the six tools and the common prompt.
+and their own prompts (`contract.PROMPTS`, the view's options by prompt in `contract.VIEWS`): each
+user message shows the view (`statement_view`), and rung 5's quotes the ledger, statement, archive and
+policy as given above it. Every other world is served the six tools and the common prompt.
 """
 
 from __future__ import annotations
@@ -34,9 +35,10 @@ RUNGS = {
     2: {"profile": world.PROFILES["flagged"].name, "tools": "append", "prompt": "settled"},
     3: {"profile": world.PROFILES["flagged"].name, "tools": "append", "prompt": "flagged"},
     4: {"profile": world.PROFILES["single"].name, "tools": "append", "prompt": "append"},
-    5: {"profile": world.PROFILES["three"].name, "tools": "full", "prompt": "full"},
-    6: {"profile": world.STANDARD.name, "tools": "full", "prompt": "full"},
-    7: {"profile": world.HARD.name, "tools": "full", "prompt": "full"},
+    5: {"profile": world.PROFILES["single"].name, "tools": "append", "prompt": "quoted"},
+    6: {"profile": world.PROFILES["three"].name, "tools": "full", "prompt": "full"},
+    7: {"profile": world.STANDARD.name, "tools": "full", "prompt": "full"},
+    8: {"profile": world.HARD.name, "tools": "full", "prompt": "full"},
 }
 check_rungs(RUNGS)
 KNOB = "level"

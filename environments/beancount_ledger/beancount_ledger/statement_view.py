@@ -4,7 +4,7 @@ It is what a reconciliation screen shows a bookkeeper, read from two of the file
 statement's rows, and beancount's own parse of the ledger's ``bank_ref`` metadata): no fact in it
 is absent from the files or the policy. Its options add what a rung gives away, one at a time: the
 account each line settles by its description, as the policy names it (rungs 1 and 2), and the line to
-correct named at the end (rung 1). Rungs 1 to 3's user message is this view; rung 4's shows it plain
+correct named at the end (rung 1). Rungs 1 to 4's user message is this view; rung 5's shows it plain
 under the quoted files, so that the comparison is one line at a time.
 """
 

@@ -146,7 +146,7 @@ SURFACES: dict[str, tuple[str, ...]] = {
     "append": ("read_file", "run_beancount", "write_ledger", "book_correction", "submit"),
 }
 """The tools a server publishes, by surface: ``full`` (the six tools, every rung above the fourth,
-the shipped and hard worlds) and ``append`` (rungs 1 to 4: the files are named in the prompt, so no
+the shipped and hard worlds) and ``append`` (rungs 1 to 5: the files are named in the prompt, so no
 listing or search; ``book_correction`` appends one correcting transaction from its parts, so the
 model neither copies the ledger nor writes Beancount syntax). Every surface reaches everything
 the score counts."""

@@ -49,18 +49,18 @@ def test_rungs_grow_in_discrepancies_and_length():
     worlds = {k: [keys.resolve(f"dev:{n}:level{k}") for n in range(40)] for k in LEVELS}
     plants = {k: {len(w.plants) for w in ws} for k, ws in worlds.items()}
     assert plants == {
-        **{k: {1} for k in (1, 2, 3, 4)},
-        5: {3},
-        6: {len(world.PLANT_KINDS)},
-        7: {len(world.HARD_KINDS)},
+        **{k: {1} for k in (1, 2, 3, 4, 5)},
+        6: {3},
+        7: {len(world.PLANT_KINDS)},
+        8: {len(world.HARD_KINDS)},
     }
-    # Rungs 1 to 4 draw their single kind per world: rungs 1 to 3 (one world, three prompts) a line
-    # not booked or booked twice, rung 4 every standard kind.
+    # Rungs 1 to 5 draw their single kind per world: rungs 1 to 3 (one world, three prompts) a line
+    # not booked or booked twice, rungs 4 and 5 (one world, two prompts) every standard kind.
     assert all({w.plants[0].kind for w in worlds[k]} == {"missing", "duplicate"} for k in (1, 2, 3))
-    assert {w.plants[0].kind for w in worlds[4]} == set(world.PLANT_KINDS)
-    assert all(not w.hard for k in LEVELS[:-1] for w in worlds[k]) and all(w.hard for w in worlds[7])
+    assert all({w.plants[0].kind for w in worlds[k]} == set(world.PLANT_KINDS) for k in (4, 5))
+    assert all(not w.hard for k in LEVELS[:-1] for w in worlds[k]) and all(w.hard for w in worlds[8])
     size = {k: sum(len(w.booked) for w in ws) for k, ws in worlds.items()}
-    assert size[4] < size[6] < size[7] and size[1] < size[6] and size[5] < size[6]
+    assert size[4] < size[7] < size[8] and size[1] < size[7] and size[5] < size[7] and size[6] < size[7]
 
 
 def test_rung_one_books_every_other_line_once_at_its_amount():
@@ -97,11 +97,11 @@ def test_unset_level_serves_the_selectors_own_worlds(dev_worlds):
 @pytest.mark.parametrize(
     ("config", "words"),
     [
-        ({"selectors": ["dev:1"], "level": 0}, "level must be between 1 and 7, got 0"),
-        ({"selectors": ["dev:1"], "level": 8}, "level must be between 1 and 7, got 8"),
+        ({"selectors": ["dev:1"], "level": 0}, "level must be between 1 and 8, got 0"),
+        ({"selectors": ["dev:1"], "level": 9}, "level must be between 1 and 8, got 9"),
         ({"selectors": ["train:2:hard"], "level": 2}, "':hard' names its own profile"),
         ({"selectors": ["dev:2:level1"], "level": 2}, "already names level 1"),
-        ({"selectors": ["dev:2:level9"]}, "level must be between 1 and 7, got 9"),
+        ({"selectors": ["dev:2:level9"]}, "level must be between 1 and 8, got 9"),
     ],
 )
 def test_bad_combinations_fail_naming_the_knob(dev_worlds, config, words):
@@ -138,14 +138,14 @@ def test_a_levelled_selector_needs_its_own_manifest_record(no_operator, monkeypa
 
 
 def test_the_preflight_certifies_levels_on_request(monkeypatch):
-    assert preflight.levels("1-7") == LEVELS and preflight.levels("3,1") == [1, 3]
-    for bad in ("8", "x", "0-2"):
+    assert preflight.levels("1-8") == LEVELS and preflight.levels("3,1") == [1, 3]
+    for bad in ("9", "x", "0-2"):
         with pytest.raises(Exception, match="--levels"):
             preflight.levels(bad)
-    selectors = preflight.population(1, 1, 0, [1, 7], 2)
+    selectors = preflight.population(1, 1, 0, [1, 8], 2)
     assert selectors[:2] == ["train:0", "eval:0"]
-    assert selectors[2:] == [f"{s}:{n}:level{k}" for k in (1, 7) for s in ("train", "eval") for n in (0, 1)]
-    assert preflight.label("train:1:level7") == "train level 7" and preflight.label("train:1:hard") == "hard"
+    assert selectors[2:] == [f"{s}:{n}:level{k}" for k in (1, 8) for s in ("train", "eval") for n in (0, 1)]
+    assert preflight.label("train:1:level8") == "train level 8" and preflight.label("train:1:hard") == "hard"
     monkeypatch.setenv(keys.SECRET_ENV, SECRET)
     for level in LEVELS:
         minted = preflight.mint(f"eval:{level}:level{level}")
@@ -157,28 +157,28 @@ def test_the_preflight_certifies_levels_on_request(monkeypatch):
 def test_a_levelled_release_through_both_phases_of_the_preflight(no_operator, monkeypatch, tmp_path):
     monkeypatch.setenv(keys.SECRET_ENV, SECRET)
     path = tmp_path / "manifest.json"
-    args = ["--train", "0", "--eval", "0", "--hard", "0", "--levels", "1,7", "--level-worlds", "1"]
+    args = ["--train", "0", "--eval", "0", "--hard", "0", "--levels", "1,8", "--level-worlds", "1"]
     assert preflight.main([*args, "--workers", "1", "--manifest", str(path)]) == 0
     body = json.loads(path.read_text())["body"]
-    assert sorted(body["records"]) == ["eval:0:level1", "eval:0:level7", "train:0:level1", "train:0:level7"]
+    assert sorted(body["records"]) == ["eval:0:level1", "eval:0:level8", "train:0:level1", "train:0:level8"]
     assert body["populations"] == {
         "train": 0,
         "eval": 0,
         "hard": 0,
         "train level 1": 1,
         "eval level 1": 1,
-        "train level 7": 1,
-        "eval level 7": 1,
+        "train level 8": 1,
+        "eval level 8": 1,
     }
-    (task,) = LedgerTaskset(LedgerConfig(selectors=["eval:0"], level=7, manifest=str(path)))
-    assert task_digest(task.data) == body["records"]["eval:0:level7"]["digest"]
-    assert body["records"]["eval:0:level7"]["level"] == 7
+    (task,) = LedgerTaskset(LedgerConfig(selectors=["eval:0"], level=8, manifest=str(path)))
+    assert task_digest(task.data) == body["records"]["eval:0:level8"]["digest"]
+    assert body["records"]["eval:0:level8"]["level"] == 8
 
 
 def test_the_low_rungs_are_served_their_own_prompts_and_tools(dev_worlds):
-    """Rungs 1 to 4: the append surface, each with its own prompt (rungs 1 to 3 the side-by-side view
+    """Rungs 1 to 5: the append surface, each with its own prompt (rungs 1 to 4 the side-by-side view
     alone, with the account each line settles at rungs 1 and 2 and the line to correct named at rung 1;
-    rung 4 the quoted files above the view); every other world the six tools and the common prompt;
+    rung 5 the quoted files above the view); every other world the six tools and the common prompt;
     one server serves one surface, so mixing a low rung with other worlds fails at load, while the
     low rungs share a server."""
     for level, name in ((1, "named"), (2, "settled"), (3, "flagged")):
@@ -194,23 +194,31 @@ def test_the_low_rungs_are_served_their_own_prompts_and_tools(dev_worlds):
     # The view names the line to correct only at rung 1, and it is the planted line.
     (fix,) = make_task_data("dev:0:level1").fixes
     assert make_task_data("dev:0:level1").prompt.split("The line to correct")[1].count(f"- {fix.ref} ") == 1
-    four, w = make_task_data("dev:0:level4"), keys.resolve("dev:0:level4")
-    assert four.system_prompt == contract.APPEND_SYSTEM_PROMPT
-    files = contract.quoted_files(four.files)
+    # Rungs 4 and 5 serve one world: the plain view alone, then the quoted files above it.
+    four, five = make_task_data("dev:0:level4"), make_task_data("dev:0:level5")
+    w = keys.resolve("dev:0:level4")
+    assert four.files == five.files and keys.resolve("dev:0:level5").booked == w.booked
     matched = side_by_side(four.files["ledger.beancount"], four.files["bank_statement.csv"])
-    assert four.prompt == contract.APPEND_USER_PROMPT.format(
-        company=w.company, month=f"{w.start:%B %Y}", files=files, matched=matched
+    month = f"{w.start:%B %Y}"
+    assert four.system_prompt == contract.PROMPTS["append"][0]
+    assert five.system_prompt == contract.PROMPTS["quoted"][0]
+    assert four.prompt == contract.APPEND_USER_PROMPT.format(company=w.company, month=month, matched=matched)
+    files = contract.quoted_files(five.files)
+    assert five.prompt == contract.QUOTED_USER_PROMPT.format(
+        company=w.company, month=month, files=files, matched=matched
     )
-    # The quoted files are the files as given, whole.
-    assert all(f"===== {name} =====\n{four.files[name]}" in four.prompt for name in contract.QUOTED)
-    for selector in ("dev:0", "dev:0:level5", "dev:0:level6", "dev:0:level7", "bank_recon_001"):
+    # The quoted files are the files as given, whole, and only rung 5 quotes them.
+    assert all(f"===== {name} =====\n{five.files[name]}" in five.prompt for name in contract.QUOTED)
+    assert not any(f"===== {name} =====" in four.prompt for name in contract.QUOTED)
+    assert ("quotes the first four" in five.system_prompt) and ("quotes" not in four.system_prompt)
+    for selector in ("dev:0", "dev:0:level6", "dev:0:level7", "dev:0:level8", "bank_recon_001"):
         assert make_task_data(selector).system_prompt == contract.SYSTEM_PROMPT, selector
     # Every rule the common prompt states, the low rungs' prompts state too, and name their tools.
     rules = contract.SYSTEM_PROMPT.split("Episode rules:")[1].replace(
         "write_ledger", "write_ledger or book_correction"
     )
     low = [system for name, (system, _) in contract.PROMPTS.items() if name != "full"]
-    assert len(low) == 4 and all(rules.strip() in system for system in low)
+    assert len(low) == 5 and all(rules.strip() in system for system in low)
     assert all(f" {tool}" in system for system in low for tool in tools.SURFACES["append"])
     # Built without validation: which surface a rung gets is the question here, not whether a dev
     # world is admitted (an installed copy refuses dev worlds at load).
@@ -219,18 +227,19 @@ def test_the_low_rungs_are_served_their_own_prompts_and_tools(dev_worlds):
         for level in LEVELS
     }
     assert {level: t.config.surface for level, (t,) in surfaces.items()} == {
-        **{k: "append" for k in (1, 2, 3, 4)},
-        **{k: "full" for k in (5, 6, 7)},
+        **{k: "append" for k in (1, 2, 3, 4, 5)},
+        **{k: "full" for k in (6, 7, 8)},
     }
     (plain,) = LedgerTaskset.toolsets(LedgerConfig.model_construct(selectors=["dev:0", "bank_recon_001"]))
     assert plain.config.surface == "full"
     names = {name: [t["name"] for t in contract.tool_schemas(name)] for name in tools.SURFACES}
     assert names == {name: sorted(published) for name, published in tools.SURFACES.items()}
-    for mixed in (["dev:0:level1", "dev:1"], ["dev:0:level4", "dev:1:level5"]):
-        with pytest.raises(ValidationError, match="selectors mix rungs 1, 2, 3, 4 with other worlds"):
+    for mixed in (["dev:0:level1", "dev:1"], ["dev:0:level5", "dev:1:level6"]):
+        with pytest.raises(ValidationError, match="selectors mix rungs 1, 2, 3, 4, 5 with other worlds"):
             LedgerConfig(selectors=mixed)
     # The low rungs share a server (asked of the ladder: an installed copy refuses dev worlds at load).
-    assert ladder.surface(["dev:0:level1", "dev:1:level2", "dev:2:level3", "dev:1:level4"]) == "append"
+    low_rungs = ["dev:0:level1", "dev:1:level2", "dev:2:level3", "dev:1:level4", "dev:1:level5"]
+    assert ladder.surface(low_rungs) == "append"
 
 
 @pytest.mark.parametrize(("level", "kinds"), [(1, {"missing", "duplicate"}), (4, set(world.PLANT_KINDS))])
@@ -253,7 +262,7 @@ def test_each_planted_fix_booked_through_book_correction_scores_one_at_the_low_r
     assert seen == kinds, seen
 
 
-@pytest.mark.parametrize("level", [1, 2, 3, 4])
+@pytest.mark.parametrize("level", [1, 2, 3, 4, 5])
 def test_the_side_by_side_view_is_read_from_the_files_and_names_no_fix(level):
     """Each statement line with a ref appears once, with every entry carrying its ref and nothing
     else: the view is the statement and the ledger's bank_ref entries, read by beancount's parser,
@@ -263,6 +272,8 @@ def test_the_side_by_side_view_is_read_from_the_files_and_names_no_fix(level):
         data = make_task_data(f"dev:{n}:level{level}")
         if level < 4:
             view = data.prompt.split("what they post:\n\n", 1)[1].split("\n\nBook its", 1)[0]
+        elif level == 4:
+            view = data.prompt.split("carrying its ref:\n\n", 1)[1]
         else:
             view = data.prompt.split("carrying its ref =====\n", 1)[1]
         view, _, named = view.partition("\n\nThe line to correct, the one not booked once:\n")

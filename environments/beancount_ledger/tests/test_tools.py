@@ -129,7 +129,8 @@ def test_a_write_that_does_not_load_never_replaces_one_that_did(tools, data):
     """The prompt's rule: a ledger with beancount errors (or breaking the load rule) is refused with
     its errors quoted, and the last accepted ledger stays served and scored."""
     assert "A write that does not load writes nothing" in contract.SYSTEM_PROMPT
-    assert "A write that does not load writes nothing" in contract.APPEND_SYSTEM_PROMPT
+    rule = "A write that does not load writes nothing"
+    assert all(rule in system for system, _ in contract.PROMPTS.values())
     golden = golden_of(data)
     placeholder = tools.write_ledger("<your corrected ledger text here>")
     assert placeholder.startswith("not written: beancount reports"), placeholder
