@@ -45,7 +45,7 @@ def ledger(request) -> Ledger:
     return Ledger(request.param)
 
 
-@pytest.mark.parametrize("level", [None, 1, 6])
+@pytest.mark.parametrize("level", [None, 1, 7])
 def test_p_zero_is_the_oracle(ledger, level):
     for idx in range(20):
         conversation = _conversation(ledger.task(idx, level=level))

@@ -1,17 +1,19 @@
 """The difficulty ladder: what each ``level`` of the taskset sets (`piv_core.tasksets.ladder`).
 
-Rungs 1 to 4 are eight or fewer rows under a focused prompt (only the rung's fault codes and label,
-an answer of placeholders) that ends on a worksheet of the rows to complete, and ask for 1A and every
-row's correct GST (``row_figures``) with partial credit for corrections only: a faulty row counts
-when it is flagged with its correct GST, a clean one does not count, and a flag counts as found only
-with its row's correct GST. Half the rows are faulty on average, whatever their treatment (GST
-charged on a GST-free or input-taxed row, or a taxable row's GST miscalculated in one of several
-forms). Each of them changes one thing from the one below: rung 1 is four sales priced at 11 times a
-whole or half number of dollars (``round_sales``); rung 2 lets the price be any (``sales``); rung 3
-doubles the rows to eight; rung 4 makes some of them purchases (``sales_and_purchases``), whose GST
-is worked out and audited alike but is no part of 1A. Rung 5 is the first under the full prompt;
-rung 6 is the default configuration, and rungs 7 and 8 are longer ledgers at higher fault rates.
-Every rung sets every knob the ladder uses, so a level is always the same task.
+Rungs 1 to 5 are eight or fewer rows under a focused prompt (only the rung's fault codes and labels,
+an answer of placeholders) that ends on a worksheet of the rows to complete, and ask for the rung's
+labels and every row's correct GST (``row_figures``) with partial credit for corrections only: a
+faulty row counts when it is flagged with its correct GST, a clean one does not count, and a flag
+counts as found only with its row's correct GST. Half the rows are faulty on average, whatever their
+treatment (GST charged on a GST-free or input-taxed row, or a taxable row's GST miscalculated in one
+of several forms). Each of them changes one thing from the one below: rung 1 is four sales priced at
+11 times a whole or half number of dollars (``round_sales``) and asks for 1A; rung 2 lets the price
+be any (``sales``); rung 3 doubles the rows to eight; rung 4 makes some of them purchases
+(``sales_and_purchases``), whose GST is worked out and audited alike but is no part of 1A; rung 5
+asks for all four labels, as the full prompt does (G1 the sales' amounts, 1B the purchases' correct
+GST, net = 1A - 1B; its worksheet adds up 1B as it does 1A). Rung 6 is the first under the full
+prompt; rung 7 is the default configuration, and rungs 8 and 9 are longer ledgers at higher fault
+rates. Every rung sets every knob the ladder uses, so a level is always the same task.
 """
 
 from __future__ import annotations
@@ -40,24 +42,25 @@ FOCUSED_SALES = {
     "figure_credit": "partial",
     "row_figures": True,
 }
-"""Rung 2; rungs 1, 3 and 4 change its knobs one at a time."""
+"""Rung 2; rungs 1, 3, 4 and 5 change its knobs one at a time."""
 
 RUNGS = {
     1: {**FOCUSED_SALES, "row_mix": "round_sales"},
     2: dict(FOCUSED_SALES),
     3: {**FOCUSED_SALES, "num_transactions": 8},
     4: {**FOCUSED_SALES, "num_transactions": 8, "row_mix": "sales_and_purchases"},
-    5: {
+    5: {**FOCUSED_SALES, "num_transactions": 8, "row_mix": "sales_and_purchases", "labels": ALL_LABELS},
+    6: {
         "num_transactions": 12,
         "fault_rate": 0.25,
         "fault_codes": [GST_ON_GST_FREE, GST_MISCALCULATED, DUPLICATE_INVOICE, OUTSIDE_PERIOD],
         "labels": ALL_LABELS,
     },
-    6: {"num_transactions": 24, "fault_rate": 0.25, "fault_codes": ALL_CODES, "labels": ALL_LABELS},
-    7: {"num_transactions": 60, "fault_rate": 0.35, "fault_codes": ALL_CODES, "labels": ALL_LABELS},
-    8: {"num_transactions": 150, "fault_rate": 0.5, "fault_codes": ALL_CODES, "labels": ALL_LABELS},
+    7: {"num_transactions": 24, "fault_rate": 0.25, "fault_codes": ALL_CODES, "labels": ALL_LABELS},
+    8: {"num_transactions": 60, "fault_rate": 0.35, "fault_codes": ALL_CODES, "labels": ALL_LABELS},
+    9: {"num_transactions": 150, "fault_rate": 0.5, "fault_codes": ALL_CODES, "labels": ALL_LABELS},
 }
-for _rung in RUNGS.values():  # the rungs above 4 are the full task: every knob the ladder sets is set
+for _rung in RUNGS.values():  # the rungs above 5 are the full task: every knob the ladder sets is set
     _rung.setdefault("row_mix", "mixed")
     _rung.setdefault("prompt_style", "full")
     _rung.setdefault("figure_credit", "all_or_nothing")

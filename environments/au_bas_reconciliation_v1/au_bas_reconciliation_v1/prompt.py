@@ -189,7 +189,8 @@ def worksheet(rows: Sequence[Row], labels: Sequence[str]) -> str:
     """The closing part of a user prompt that asks for every row's correct GST (`ROW_KEY`): one
     line per row to copy and complete (its category's treatment stated, a taxable row's division
     written out with the result left open, then the comparison with the recorded gst and the
-    fault it gives), and the answer line with this ledger's txn_ids in place."""
+    fault it gives), a line adding up 1A over the sales and one adding up 1B over the purchases
+    (each where asked and there are such rows), and the answer line with this ledger's txn_ids in place."""
     lines = []
     for row in rows:
         treatment = treatment_of(row.category)
@@ -202,7 +203,8 @@ def worksheet(rows: Sequence[Row], labels: Sequence[str]) -> str:
     asked = {label: _SUMMED[label] for label in LABELS if label in labels}
     stated = {row.txn_id: "0.00" for row in rows if treatment_of(row.category) != "taxable"}
     sales = [row.txn_id for row in rows if row.kind == SALE]
-    sums = {"1A": sales} if "1A" in asked and sales else {}
+    purchases = [row.txn_id for row in rows if row.kind != SALE]
+    sums = {label: ids for label, ids in (("1A", sales), ("1B", purchases)) if label in asked and ids}
     return ledger_worksheet(lines, asked, ROW_KEY, [row.txn_id for row in rows], ROW_KEY, stated, sums)
 
 
@@ -211,10 +213,13 @@ def _focused(codes: Sequence[str], labels: Sequence[str], rows: bool = False) ->
     labels `labels` only, an invitation to work row by row, and an answer example without figures;
     `rows`: the answer holds every row's correct GST too (`ROW_KEY`)."""
     rules_of = [CODE_RULES[code] for code in FAULT_CODES if code in codes]
-    bas = [_LEAVE_OUT] if DUPLICATE_INVOICE in codes or OUTSIDE_PERIOD in codes else []
+    left_out = DUPLICATE_INVOICE in codes or OUTSIDE_PERIOD in codes
+    bas = [_LEAVE_OUT] if left_out else []
     for label in LABELS:
         if label in labels or (label in ("1A", "1B") and "net" in labels):
-            rule = _LABEL_RULES[label] if bas else _LABEL_RULES[label].replace(" the remaining ", " the ")
+            rule = (
+                _LABEL_RULES[label] if left_out else _LABEL_RULES[label].replace(" the remaining ", " the ")
+            )
             denied = _DENIED if MISSING_ABN_OVER_THRESHOLD in codes else "."
             bas.append(rule + (denied if label == "1B" else ""))
     asked = [label for label in LABELS if label in labels]
@@ -223,7 +228,6 @@ def _focused(codes: Sequence[str], labels: Sequence[str], rows: bool = False) ->
     if rows:
         example += f', "{ROW_KEY}": {{"<txn_id>": "<dollars.cents>"}}'
         keys += f", {ROW_KEY}"
-    left_out = bool(bas) and bas[0] == _LEAVE_OUT
     which = (
         "code of this task is the one"
         if len(rules_of) == 1

@@ -172,8 +172,8 @@ class AuBasConfig(TasksetConfig, MixKnobs):
     ``gst``; each row's entry is graded like a label (under ``partial`` credit, one share of the
     figures). Needs prompt_style ``focused``."""
     level: Level = None
-    """A rung of `levels.RUNGS` (1 easiest, 7 hardest): sets num_transactions, fault_rate,
-    fault_codes and labels, and at the lowest rungs row_mix, prompt_style and figure_credit.
+    """A rung of `levels.RUNGS` (1 easiest, 9 hardest): sets num_transactions, fault_rate,
+    fault_codes and labels, and at the lowest rungs row_mix, prompt_style, figure_credit and row_figures.
     Unset: every knob as given. Task ids read ``au-bas-level<N>-...``."""
     seed: Annotated[int, integer()] = DEFAULT_SEED
     """Generator seed; task i depends only on (split, seed, i) and the knobs above."""

@@ -96,6 +96,45 @@ def test_rung_four_mixes_purchases_in_and_its_1a_line_adds_up_the_sales_only():
     assert kinds == {SALE, PURCHASE}
 
 
+def test_rung_five_asks_every_label_and_its_worksheet_adds_up_1a_over_the_sales_and_1b_over_the_purchases(
+    answer,
+):
+    for idx in range(30):
+        task = AuBasTask(make_task_data(AuBasConfig(level=5), idx))
+        data = task.data
+        _, rows = read_ledger(data.prompt)
+        assert list(data.bas) == list(LABELS) and "BAS labels to report" not in data.prompt
+        # No row is left out at this rung, so no label sums over "the remaining" rows.
+        assert "remaining" not in data.system_prompt and "Leave out" not in data.system_prompt
+        assert "- 1B (GST on purchases) = sum of the correct GST over the purchases." in data.system_prompt
+        sheet = data.prompt.split("```\n\n", 1)[1]
+        assert sheet == prompt.worksheet(rows, list(LABELS)) and _valid(task)
+        for label, kind in (("1A", SALE), ("1B", PURCHASE)):
+            parts = [
+                f"<gst of {row.txn_id}>" if data.row_figures[row.txn_id] else "0.00"
+                for row in rows
+                if row.kind == kind
+            ]
+            lines = [line for line in sheet.splitlines() if line.startswith(f"{label} = ")]
+            assert lines == ([f"{label} = {' + '.join(parts)} = <{label}>"] if parts else []), idx
+        answer_line = sheet.splitlines()[-3]
+        assert '"G1": "<G1: the sum of amount over the sales>"' in answer_line
+        assert '"net": "<net: 1A - 1B>"' in answer_line
+        figures = {label: format_cents(cents) for label, cents in data.bas.items()}
+        if data.faults:
+            line, missed = filled_from_key(data.prompt_text, figures, data.row_figures, data.faults, "gst")
+            assert score_reply(task, line).reward == pytest.approx(1.0), line
+            assert score_reply(task, missed).reward < 1.0
+    # Each label is one share of the figures part, as each faulty row is.
+    task = AuBasTask(make_task_data(AuBasConfig(level=5), 0))
+    assert task.data.faults
+    one = 1 / (len(LABELS) + len(task.data.faults))
+    for label in LABELS:
+        scored = score_reply(task, answer(task.data, **{label: "0.01"}))
+        assert scored.rewards["bas_correct"] == pytest.approx(1 - one), label
+        assert scored.rewards["fault_audit"] == 1.0
+
+
 def test_rung_one_ends_on_a_worksheet_that_validate_rebuilds():
     for idx in range(10):
         task = AuBasTask(make_task_data(AuBasConfig(level=1), idx))
@@ -144,10 +183,10 @@ def test_the_worksheets_answer_line_filled_from_the_key_scores_one_and_every_ver
         assert score_reply(task, missed).rewards["bas_correct"] == pytest.approx(share), missed
 
 
-def test_rungs_one_to_four_have_a_focused_prompt_and_the_others_the_full_one():
+def test_rungs_one_to_five_have_a_focused_prompt_and_the_others_the_full_one():
     for level in RUNGS:
         system = make_task_data(AuBasConfig(level=level), 0).system_prompt
-        assert (system == prompt.SYSTEM_PROMPT) == (level > 4), level
+        assert (system == prompt.SYSTEM_PROMPT) == (level > 5), level
 
 
 def test_a_prompt_asking_other_labels_than_the_key_fails_validate():
@@ -157,11 +196,11 @@ def test_a_prompt_asking_other_labels_than_the_key_fails_validate():
 
 
 def test_unset_level_is_the_default_stream_and_levels_have_their_own_ids():
-    default, level6 = AuBasConfig(), AuBasConfig(level=6)
+    default, level7 = AuBasConfig(), AuBasConfig(level=7)
     assert default.fault_codes == list(FAULT_CODES) and default.labels == list(LABELS)
-    plain, six = make_task_data(default, 3), make_task_data(level6, 3)
-    assert plain.id == f"au-bas-{default.seed}-3" and six.id == f"au-bas-level6-{default.seed}-3"
-    assert plain.model_copy(update={"id": six.id, "level": 6}) == six  # rung 6 is the default configuration
+    plain, seven = make_task_data(default, 3), make_task_data(level7, 3)
+    assert plain.id == f"au-bas-{default.seed}-3" and seven.id == f"au-bas-level7-{default.seed}-3"
+    assert plain.model_copy(update={"id": seven.id, "level": 7}) == seven  # rung 7: the default configuration
     ids = {make_task_data(AuBasConfig(level=level), 0).id for level in RUNGS}
     assert len(ids) == len(RUNGS)
 
@@ -169,14 +208,16 @@ def test_unset_level_is_the_default_stream_and_levels_have_their_own_ids():
 def test_the_ladder_climbs():
     sizes = [RUNGS[level]["num_transactions"] for level in sorted(RUNGS)]
     assert sizes == sorted(sizes) and sizes[0] == 4 and sizes[-1] > AuBasConfig().num_transactions
-    assert RUNGS[1]["fault_codes"] == RUNGS[4]["fault_codes"] == [GST_ON_GST_FREE, GST_MISCALCULATED]
-    assert RUNGS[1]["row_figures"] and not any(RUNGS[level]["row_figures"] for level in RUNGS if level > 4)
+    assert RUNGS[1]["fault_codes"] == RUNGS[5]["fault_codes"] == [GST_ON_GST_FREE, GST_MISCALCULATED]
+    assert all(RUNGS[level]["row_figures"] for level in RUNGS if level <= 5)
+    assert not any(RUNGS[level]["row_figures"] for level in RUNGS if level > 5)
+    assert RUNGS[4]["labels"] == ["1A"] and RUNGS[5]["labels"] == RUNGS[6]["labels"] == list(LABELS)
     assert RUNGS[max(RUNGS)]["fault_rate"] > AuBasConfig().fault_rate
 
 
 def test_each_focused_rung_changes_one_knob_from_the_one_below():
-    changed = [{k for k, v in RUNGS[level].items() if RUNGS[level - 1][k] != v} for level in (2, 3, 4)]
-    assert changed == [{"row_mix"}, {"num_transactions"}, {"row_mix"}]
+    changed = [{k for k, v in RUNGS[level].items() if RUNGS[level - 1][k] != v} for level in (2, 3, 4, 5)]
+    assert changed == [{"row_mix"}, {"num_transactions"}, {"row_mix"}, {"labels"}]
     assert [RUNGS[level]["row_mix"] for level in (1, 2, 4)] == ["round_sales", "sales", "sales_and_purchases"]
     assert RUNGS[3]["num_transactions"] == 2 * RUNGS[2]["num_transactions"] == 8
 
@@ -184,8 +225,8 @@ def test_each_focused_rung_changes_one_knob_from_the_one_below():
 @pytest.mark.parametrize(
     ("knobs", "named"),
     [
-        ({"level": 0}, "level must be between 1 and 8"),
-        ({"level": 9}, "level must be between 1 and 8"),
+        ({"level": 0}, "level must be between 1 and 9"),
+        ({"level": 10}, "level must be between 1 and 9"),
         ({"level": 1, "num_transactions": 30}, "num_transactions was given"),
         ({"fault_codes": []}, "fault_codes must be a non-empty list"),
         ({"fault_codes": ["gst_miscalculated", "made_up"]}, "fault_codes must be a non-empty list"),
