@@ -145,7 +145,7 @@ SURFACES: dict[str, tuple[str, ...]] = {
     "full": ("list_files", "read_file", "grep", "run_beancount", "write_ledger", "submit"),
     "append": ("read_file", "run_beancount", "write_ledger", "book_correction", "submit"),
 }
-"""The tools a server publishes, by surface: ``full`` (the six tools, every rung above the fourth,
+"""The tools a server publishes, by surface: ``full`` (the six tools, every rung above the fifth,
 the shipped and hard worlds) and ``append`` (rungs 1 to 5: the files are named in the prompt, so no
 listing or search; ``book_correction`` appends one correcting transaction from its parts, so the
 model neither copies the ledger nor writes Beancount syntax). Every surface reaches everything
