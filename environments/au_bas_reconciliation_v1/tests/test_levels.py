@@ -96,19 +96,19 @@ def test_rung_four_mixes_purchases_in_and_its_1a_line_adds_up_the_sales_only():
     assert kinds == {SALE, PURCHASE}
 
 
-def test_rung_five_asks_every_label_and_its_worksheet_adds_up_1a_over_the_sales_and_1b_over_the_purchases(
+def test_rung_five_asks_1a_1b_and_net_and_its_worksheet_adds_up_1a_over_the_sales_and_1b_over_the_purchases(
     answer,
 ):
     for idx in range(30):
         task = AuBasTask(make_task_data(AuBasConfig(level=5), idx))
         data = task.data
         _, rows = read_ledger(data.prompt)
-        assert list(data.bas) == list(LABELS) and "BAS labels to report" not in data.prompt
+        assert list(data.bas) == ["1A", "1B", "net"] and "BAS labels to report: 1A, 1B, net" in data.prompt
         # No row is left out at this rung, so no label sums over "the remaining" rows.
         assert "remaining" not in data.system_prompt and "Leave out" not in data.system_prompt
         assert "- 1B (GST on purchases) = sum of the correct GST over the purchases." in data.system_prompt
         sheet = data.prompt.split("```\n\n", 1)[1]
-        assert sheet == prompt.worksheet(rows, list(LABELS)) and _valid(task)
+        assert sheet == prompt.worksheet(rows, list(data.bas)) and _valid(task)
         for label, kind in (("1A", SALE), ("1B", PURCHASE)):
             parts = [
                 f"<gst of {row.txn_id}>" if data.row_figures[row.txn_id] else "0.00"
@@ -118,7 +118,7 @@ def test_rung_five_asks_every_label_and_its_worksheet_adds_up_1a_over_the_sales_
             lines = [line for line in sheet.splitlines() if line.startswith(f"{label} = ")]
             assert lines == ([f"{label} = {' + '.join(parts)} = <{label}>"] if parts else []), idx
         answer_line = sheet.splitlines()[-3]
-        assert '"G1": "<G1: the sum of amount over the sales>"' in answer_line
+        assert '"G1"' not in answer_line and "G1" not in data.system_prompt
         assert '"net": "<net: 1A - 1B>"' in answer_line
         figures = {label: format_cents(cents) for label, cents in data.bas.items()}
         if data.faults:
@@ -128,8 +128,8 @@ def test_rung_five_asks_every_label_and_its_worksheet_adds_up_1a_over_the_sales_
     # Each label is one share of the figures part, as each faulty row is.
     task = AuBasTask(make_task_data(AuBasConfig(level=5), 0))
     assert task.data.faults
-    one = 1 / (len(LABELS) + len(task.data.faults))
-    for label in LABELS:
+    one = 1 / (len(task.data.bas) + len(task.data.faults))
+    for label in task.data.bas:
         scored = score_reply(task, answer(task.data, **{label: "0.01"}))
         assert scored.rewards["bas_correct"] == pytest.approx(1 - one), label
         assert scored.rewards["fault_audit"] == 1.0
@@ -211,7 +211,8 @@ def test_the_ladder_climbs():
     assert RUNGS[1]["fault_codes"] == RUNGS[5]["fault_codes"] == [GST_ON_GST_FREE, GST_MISCALCULATED]
     assert all(RUNGS[level]["row_figures"] for level in RUNGS if level <= 5)
     assert not any(RUNGS[level]["row_figures"] for level in RUNGS if level > 5)
-    assert RUNGS[4]["labels"] == ["1A"] and RUNGS[5]["labels"] == RUNGS[6]["labels"] == list(LABELS)
+    assert RUNGS[4]["labels"] == ["1A"] and RUNGS[5]["labels"] == ["1A", "1B", "net"]
+    assert RUNGS[6]["labels"] == list(LABELS)
     assert RUNGS[max(RUNGS)]["fault_rate"] > AuBasConfig().fault_rate
 
 
