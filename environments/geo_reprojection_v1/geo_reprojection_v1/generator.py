@@ -5,7 +5,8 @@ The generator decides what is asked; it never computes the answer (that is
 make the grid coordinate it shows, then rounds it to the millimetre like every printed input.
 Everything is drawn from the `random.Random` it is handed, so a problem is a pure function
 of its seed. With ``point_decimals`` (`rounded_point`) a Web Mercator forward part's point is one
-whose closed-form formula multiplies by numbers of that many decimals (whole numbers, or tenths).
+whose closed-form formula multiplies by numbers of that many decimals (whole numbers, or tenths),
+no larger than ``point_max`` allows (single digits, or up to 19.9).
 """
 
 from __future__ import annotations
@@ -56,9 +57,11 @@ def point(rng: random.Random, grid: str) -> tuple[float, float]:
     return _micro(rng, west, east), _micro(rng, south, north)
 
 
-POINT_RANGE = (2, 19)
-"""The whole part of a rounded point's longitude and Mercator latitude: never 0 or 1, so that
+POINT_MIN = 2
+"""The least whole part of a rounded point's longitude and Mercator latitude: never 0 or 1, so that
 neither coordinate of the answer is 0 or the formula's constant itself."""
+POINT_MAXES = (9, 19)
+"""The largest whole part they may have: single digits (9), or up to 19 (the default)."""
 POINT_DECIMALS = (0, 1)
 """The decimals a rounded point may have: whole degrees, or tenths of a degree."""
 
@@ -73,34 +76,35 @@ def _survives(size: float) -> bool:
     return all(mercator_latitude(_rounded_latitude(m)) == m for m in (size, -size))
 
 
-def _sizes(decimals: int) -> tuple[float, ...]:
-    """The sizes a rounded point's numbers are drawn from, in order: each whole number of
-    `POINT_RANGE` (``decimals`` 0), or each number of it with a non-zero tenth (``decimals`` 1),
-    less the few whose Mercator latitude the six-decimal latitude printed for it does not give back."""
-    low, high = POINT_RANGE
+def _sizes(decimals: int, high: int) -> tuple[float, ...]:
+    """The sizes a rounded point's numbers are drawn from, in order: each whole number from
+    `POINT_MIN` to `high` (``decimals`` 0), or each number of that range with a non-zero tenth
+    (``decimals`` 1), less the few whose Mercator latitude the six-decimal latitude printed for it
+    does not give back."""
     steps = [0] if decimals == 0 else range(1, 10)
-    every = [round(whole + step / 10, 1) for whole in range(low, high + 1) for step in steps]
+    every = [round(whole + step / 10, 1) for whole in range(POINT_MIN, high + 1) for step in steps]
     return tuple(size for size in every if _survives(size))
 
 
-SIZES = {decimals: _sizes(decimals) for decimals in POINT_DECIMALS}
-if len(SIZES[0]) != POINT_RANGE[1] - POINT_RANGE[0] + 1:
+SIZES = {(decimals, high): _sizes(decimals, high) for decimals in POINT_DECIMALS for high in POINT_MAXES}
+if any(len(SIZES[0, high]) != high - POINT_MIN + 1 for high in POINT_MAXES):
     raise RuntimeError("a whole Mercator latitude does not survive the six-decimal latitude printed for it")
 
 
-def _rounded(rng: random.Random, decimals: int) -> float:
-    sizes = SIZES[decimals]
+def _rounded(rng: random.Random, decimals: int, high: int) -> float:
+    sizes = SIZES[decimals, high]
     size = sizes[int(rng.random() * len(sizes))]
     return size if rng.random() < 0.5 else -size
 
 
-def rounded_point(rng: random.Random, decimals: int) -> tuple[float, float]:
+def rounded_point(rng: random.Random, decimals: int, high: int = POINT_MAXES[-1]) -> tuple[float, float]:
     """A WGS 84 (lon, lat) whose longitude has `decimals` decimals (0: a whole number of degrees)
-    and whose Mercator latitude as the prompt prints it (`prompt.mercator_latitude`) has them too:
-    the latitude is printed to six decimals like every input, and gives the Mercator latitude back
-    exactly (`SIZES` holds only such values)."""
-    lon = _rounded(rng, decimals)
-    return lon, _rounded_latitude(_rounded(rng, decimals))
+    and whose Mercator latitude as the prompt prints it (`prompt.mercator_latitude`) has them too,
+    each of them from `POINT_MIN` to `high` (and its tenths) either way: the latitude is printed to six
+    decimals like every input, and gives the Mercator latitude back exactly (`SIZES` holds only
+    such values)."""
+    lon = _rounded(rng, decimals, high)
+    return lon, _rounded_latitude(_rounded(rng, decimals, high))
 
 
 def _second_point(rng: random.Random, grid: str, lon: float, lat: float) -> tuple[float, float]:
@@ -122,12 +126,14 @@ def generate(
     families: tuple[str, ...],
     grids: tuple[str, ...] = GRID_NAMES,
     point_decimals: int | None = None,
+    point_max: int = POINT_MAXES[-1],
 ) -> Problem:
     """One problem: a family from `families`, a grid from `grids`, inputs as the prompt prints them;
-    `point_decimals` (0 or 1): a Web Mercator forward part's point is a `rounded_point` of them."""
+    `point_decimals` (0 or 1): a Web Mercator forward part's point is a `rounded_point` of them, its
+    numbers' whole parts at most `point_max`."""
     family, grid = _pick(rng, families), _pick(rng, grids)
     rounded = point_decimals is not None and (family, grid) == ROUNDED_PART
-    lon, lat = rounded_point(rng, point_decimals) if rounded else point(rng, grid)
+    lon, lat = rounded_point(rng, point_decimals, point_max) if rounded else point(rng, grid)
     if family == REPROJECT:
         return Problem(family, grid, (lon, lat))
     if family == INVERSE:

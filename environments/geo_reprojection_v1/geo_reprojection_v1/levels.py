@@ -4,17 +4,18 @@ Rung 1 is one Web Mercator forward projection, the one grid with a closed-form s
 formula, guided (``guide``: the prompt writes both coordinates as products with the point's
 numbers in place, its longitude and its Mercator latitude in degrees evaluated, and ends on a
 worksheet: the products to complete, then the answer line with names in place of numbers). Its
-points have a whole-number longitude and Mercator latitude (``point_decimals`` 0), so each
-coordinate is 111319.490793 times a whole number from 2 to 19 either way. It is graded
-coordinate by coordinate (``task.graded_per_coordinate``): each scores 1 / (1 + (error / 15 km)^2)
-at a 1 km tolerance, so one right coordinate earns half the reward, a product right to three
-figures most of its half, and a wrong multiplier (111 km or more off) or an answer that skips the
-arithmetic (zeros, the inputs, the stated numbers) under 0.02. Rung 2 is rung 1 with the point in
-tenths of a degree (``point_decimals`` 1), so each product is by a number such as 7.3; rung 3 is
-rung 2 with two points a task. Rung 4 asks four forward and inverse parts on the four WGS 84 grids,
-guided and graded at a 100 km half-life, only the Web Mercator parts with a formula.
-Rungs 5 and up are pass/fail per part, unguided: rung 5 adds distance and bearing on the
-null-shift grids, rung 6 is the default task mix at the default tolerances, and rung 7 asks four
+points have a whole-number longitude and Mercator latitude of one digit (``point_decimals`` 0,
+``point_max`` 9), so each coordinate is 111319.490793 times a whole number from 2 to 9 either way.
+It is graded coordinate by coordinate (``task.graded_per_coordinate``): each scores
+1 / (1 + (error / 15 km)^2) at a 1 km tolerance, so one right coordinate earns half the reward, a
+product right to three figures most of its half, and a wrong multiplier (111 km or more off) or an
+answer that skips the arithmetic (zeros, the inputs, the stated numbers) under 0.02. Rung 2 is rung
+1 with whole numbers up to 19 (``point_max`` 19: products such as 111319.490793 × 17); rung 3 is
+rung 2 with the point in tenths of a degree (``point_decimals`` 1), so each product is by a number
+such as 7.3; rung 4 is rung 3 with two points a task. Rung 5 asks four forward and inverse parts on
+the four WGS 84 grids, guided and graded at a 100 km half-life, only the Web Mercator parts with a
+formula. Rungs 6 and up are pass/fail per part, unguided: rung 6 adds distance and bearing on the
+null-shift grids, rung 7 is the default task mix at the default tolerances, and rung 8 asks four
 parts of any family at half the default tolerances and rewards only a reply with every part
 right.
 
@@ -43,17 +44,19 @@ GUIDED_POINT = {
     "scoring": "fraction",
     "guide": True,
     "point_decimals": 0,
+    "point_max": 19,
     "graded": True,
     "graded_halflife": 15.0,
     "graded_per_coordinate": True,
 }
-"""Rung 1; rungs 2 and 3 each change one knob of the rung below."""
+"""Rung 2; rungs 1, 3 and 4 each change one knob of the rung below or above."""
 
 RUNGS = {
-    1: GUIDED_POINT,
-    2: {**GUIDED_POINT, "point_decimals": 1},
-    3: {**GUIDED_POINT, "point_decimals": 1, "parts_per_task": 2},
-    4: {
+    1: {**GUIDED_POINT, "point_max": 9},
+    2: GUIDED_POINT,
+    3: {**GUIDED_POINT, "point_decimals": 1},
+    4: {**GUIDED_POINT, "point_decimals": 1, "parts_per_task": 2},
+    5: {
         "families": [REPROJECT, INVERSE],
         "grids": WGS84_GRIDS,
         "tolerance_scale": 100.0,
@@ -63,21 +66,21 @@ RUNGS = {
         "graded": True,
         "graded_halflife": 1000.0,
     },
-    5: {
+    6: {
         "families": [REPROJECT, INVERSE, DISTANCE, BEARING],
         "grids": NULL_SHIFT_GRIDS,
         "tolerance_scale": 10.0,
         "parts_per_task": 3,
         "scoring": "fraction",
     },
-    6: {
+    7: {
         "families": list(FAMILIES),
         "grids": ALL_GRIDS,
         "tolerance_scale": 1.0,
         "parts_per_task": 3,
         "scoring": "fraction",
     },
-    7: {
+    8: {
         "families": list(FAMILIES),
         "grids": ALL_GRIDS,
         "tolerance_scale": 0.5,

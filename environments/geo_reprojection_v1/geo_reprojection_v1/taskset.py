@@ -252,9 +252,12 @@ class GeoConfig(TasksetConfig, MixKnobs):
     many decimals, 2 to 19.9 degrees either way: 0, whole numbers; 1, tenths (a non-zero tenth), so
     its stated formula multiplies by such numbers; needs families [reproject] and grids [webmerc].
     Unset (the default): any point."""
+    point_max: Annotated[int, integer()] = generator.POINT_MAXES[-1]
+    """The largest whole part of those numbers (with ``point_decimals`` set): 9, single digits (2 to
+    9.9 degrees either way), so each product is by a one-digit number; 19 (the default), 2 to 19.9."""
     level: Level = None
     """A rung of `levels.RUNGS` (1 easiest): sets families, grids, tolerance_scale,
-    parts_per_task, scoring and, where the rung lists them, guide, point_decimals, task.graded,
+    parts_per_task, scoring and, where the rung lists them, guide, point_decimals, point_max, task.graded,
     task.graded_halflife and task.graded_per_coordinate. Unset: those knobs as given."""
     seed: Annotated[int, integer()] = DEFAULT_SEED
     """Generator seed; task i depends only on (split, seed, i), the knobs above and the tolerances."""
@@ -292,6 +295,13 @@ class GeoConfig(TasksetConfig, MixKnobs):
             raise ValueError(f"point_decimals must be one of {list(generator.POINT_DECIMALS)}, got {value}")
         return value
 
+    @field_validator("point_max")
+    @classmethod
+    def _known_max(cls, value: int) -> int:
+        if value not in generator.POINT_MAXES:
+            raise ValueError(f"point_max must be one of {list(generator.POINT_MAXES)}, got {value}")
+        return value
+
     @field_validator("scoring")
     @classmethod
     def _known_scoring(cls, value: str) -> str:
@@ -321,6 +331,11 @@ class GeoConfig(TasksetConfig, MixKnobs):
             raise ValueError(
                 "point_decimals draws Web Mercator forward points only: it needs families ['reproject'] "
                 f"and grids ['webmerc'], got {self.families} and {self.grids}"
+            )
+        if self.point_decimals is None and self.point_max != type(self).model_fields["point_max"].default:
+            raise ValueError(
+                f"point_max {self.point_max} bounds rounded points only: it needs point_decimals set "
+                f"({list(generator.POINT_DECIMALS)})"
             )
         for family in FAMILIES:
             cap = grading.sentinel(family)
@@ -423,7 +438,8 @@ def make_task_data(config: GeoConfig, idx: int) -> GeoData:
     rng = split_rng(config.split, config.seed, idx)
     families, grids = tuple(config.families), tuple(config.grids)
     problems = [
-        generator.generate(rng, families, grids, config.point_decimals) for _ in range(config.parts_per_task)
+        generator.generate(rng, families, grids, config.point_decimals, config.point_max)
+        for _ in range(config.parts_per_task)
     ]
     return task_data(
         problems,

@@ -54,7 +54,7 @@ def test_the_low_rungs_are_guided_and_graded_and_the_top_is_not():
 
 
 def test_guide_off_is_the_prompt_as_it_was():
-    for knobs in ({}, {"parts_per_task": 3}, {"level": 5}):
+    for knobs in ({}, {"parts_per_task": 3}, {"level": 6}):
         data = make_task_data(GeoConfig(**knobs), 2)
         assert data.system_prompt == prompt.SYSTEM_PROMPT and not prompt.guided(data.prompt)
         assert "Formula:" not in data.prompt and "How to answer" not in data.prompt
@@ -103,7 +103,7 @@ def test_the_stated_formula_agrees_with_proj_to_six_centimetres():
 
 
 def test_validate_rejects_a_tampered_guide_formula_or_system_prompt():
-    for task in _tasks(4, level=4, seed=5):
+    for task in _tasks(4, level=5, seed=5):
         data = task.data
         assert _valid(task)
         formula = prompt.formula_line(Problem(REPROJECT, "webmerc", (1.0, 2.0)))
@@ -134,7 +134,7 @@ def test_a_level_that_sets_the_task_knobs_refuses_other_values_naming_them():
     again = GeoConfig.model_validate(GeoConfig(level=1).model_dump())
     assert again.task == GeoConfig(level=1).task and again.guide
     # A rung that does not list the task knobs leaves them as given.
-    assert GeoConfig(level=5, task=GeoTaskConfig(graded=True)).task.graded
+    assert GeoConfig(level=6, task=GeoTaskConfig(graded=True)).task.graded
 
 
 ROUNDED = [level for level, rung in RUNGS.items() if rung.get("point_decimals") is not None]
@@ -162,7 +162,14 @@ def test_at_the_rounded_rungs_no_degenerate_answer_earns_more_than_a_rough_hones
         "stated_factors": lambda part: (part.inputs[0], prompt.mercator_latitude(part.inputs[1])),
         "stated_constant": lambda part: (prompt.PER_DEGREE_M, prompt.PER_DEGREE_M),
     }
-    floor = {name: _mean(rounded, answer) for name, answer in degenerate.items()}
+    # Swapped coordinates are the right answer where a point's two numbers are equal (one part in
+    # sixteen at single digits): judged where they differ.
+    differ = [
+        task
+        for task in rounded
+        if all(part.inputs[0] != prompt.mercator_latitude(part.inputs[1]) for part in task.data.parts)
+    ]
+    floor = {name: _mean(differ if name == "swapped" else rounded, answer) for name, answer in degenerate.items()}
     # Every coordinate is 111319.490793 times a number of 2 to 19.9: an honest product right to
     # three or four figures earns most of the reward, a wrong multiplier (111 km off or more) little.
     honest = {error: _mean(rounded, lambda part, e=error: rough(part, e)) for error in (0.001, 0.005, 0.01)}
@@ -185,7 +192,7 @@ def test_at_the_rounded_rungs_each_coordinate_earns_its_share(rounded):
 
 def test_the_rounded_rungs_multiply_by_the_rungs_numbers_only(rounded):
     (level,) = {task.data.level for task in rounded}
-    places = RUNGS[level]["point_decimals"]
+    places, largest = RUNGS[level]["point_decimals"], RUNGS[level]["point_max"]
     sizes = set()
     for task in rounded:
         worksheet = task.data.prompt.split("How to answer: ")[1]
@@ -203,9 +210,9 @@ def test_the_rounded_rungs_multiply_by_the_rungs_numbers_only(rounded):
                 f"northing{tag} = 111319.490793 × {prompt.stated_factor(mercator)} = <product>" in worksheet
             )
     if places == 0:
-        assert sizes == set(range(2, 20))
+        assert sizes == set(range(2, largest + 1))
     else:
-        assert min(sizes) < 3 and max(sizes) > 19 and len(sizes) > 100
+        assert min(sizes) < 3 and largest < max(sizes) < largest + 1 and len(sizes) > 100
 
 
 def test_graded_rungs_score_the_oracle_one_and_noisy_wrong_parts_at_most_a_fifth():
@@ -244,7 +251,12 @@ def test_the_baseline_endpoint_knows_the_guided_system_prompt_as_this_environmen
         ({"point_decimals": True, "families": ["reproject"], "grids": ["webmerc"]}, "point_decimals"),
         ({"task": {"graded_per_coordinate": True}}, "graded_per_coordinate needs graded"),
         ({"level": 1, "point_decimals": 1}, "point_decimals was given"),
-        ({"level": 2, "point_decimals": 0}, "point_decimals was given"),
+        ({"level": 3, "point_decimals": 0}, "point_decimals was given"),
+        ({"level": 1, "point_max": 19}, "point_max was given"),
+        ({"level": 2, "point_max": 9}, "point_max was given"),
+        ({"point_max": 9}, "point_max 9 bounds rounded points only"),
+        ({"point_decimals": 0, "families": ["reproject"], "grids": ["webmerc"], "point_max": 12}, "point_max must be"),
+        ({"level": 5, "point_max": 9}, "point_max 9 bounds rounded points only"),
         (
             {"level": 1, "task": {"graded": True, "graded_per_coordinate": False}},
             "task.graded_per_coordinate",
@@ -256,12 +268,14 @@ def test_the_rung_one_knobs_fail_at_load_naming_themselves(knobs, named):
         GeoConfig(**knobs)
 
 
+@pytest.mark.parametrize("largest", [9, 19])
 @pytest.mark.parametrize("decimals", [0, 1])
-def test_point_decimals_alone_draws_rounded_points_on_web_mercator(decimals):
-    config = GeoConfig(point_decimals=decimals, families=["reproject"], grids=["webmerc"])
-    assert GeoConfig.model_validate({**config.model_dump(), "point_decimals": str(decimals)}) == config
+def test_point_decimals_alone_draws_rounded_points_on_web_mercator(decimals, largest):
+    config = GeoConfig(point_decimals=decimals, point_max=largest, families=["reproject"], grids=["webmerc"])
+    dumped = {**config.model_dump(), "point_decimals": str(decimals), "point_max": str(largest)}
+    assert GeoConfig.model_validate(dumped) == config
     for idx in range(30):
         lon, lat = make_task_data(config, idx).inputs
         for value in (lon, prompt.mercator_latitude(lat)):
-            assert 2 <= abs(value) < 20 and round(value, decimals) == value, (idx, value)
+            assert 2 <= abs(value) < largest + 1 and round(value, decimals) == value, (idx, value)
             assert (round(value) == value) == (decimals == 0), (idx, value)

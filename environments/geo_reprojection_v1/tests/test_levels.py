@@ -94,7 +94,7 @@ def test_the_prompt_states_every_part_its_tolerance_and_the_scoring(level):
 
 
 def test_a_wrong_part_costs_its_share_under_fraction_and_everything_under_all():
-    for level, expected in ((6, 2 / 3), (7, 0.0)):
+    for level, expected in ((7, 2 / 3), (8, 0.0)):
         for task in _tasks(level, 5):
             values = list(baselines._solve(task.data.prompt))
             values[0] += 1e7
@@ -106,7 +106,7 @@ def test_a_wrong_part_costs_its_share_under_fraction_and_everything_under_all():
 
 
 def test_a_wrong_count_of_numbers_leaves_every_part_unanswered():
-    task = _tasks(2, 1)[0]
+    task = _tasks(3, 1)[0]
     values = baselines._solve(task.data.prompt)[:-1]
     scored = score_reply(task, "<answer>" + ", ".join(repr(v) for v in values) + "</answer>")
     assert scored.reward == 0.0 and scored.metrics["answered"] == 0.0
@@ -124,7 +124,7 @@ def test_graded_parts_are_announced_and_averaged():
 
 
 def test_validate_rejects_a_tampered_part_or_scoring_statement():
-    for task in _tasks(5, 6):
+    for task in _tasks(6, 6):
         data = task.data
         more = list(data.more_parts)
         key = list(more[-1].key)

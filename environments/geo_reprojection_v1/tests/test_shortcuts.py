@@ -86,7 +86,7 @@ def test_no_answer_read_off_the_page_pays_like_the_work(level):
 
 
 def test_the_surface_scores_as_the_task_does():
-    for level in (1, 2, 4):
+    for level in (1, 3, 5):
         for task, _ in _tasks(level, "eval", 3):
             values = [v for part in task.data.parts for v in part.key]
             reply = "<answer>" + ", ".join(repr(v) for v in values) + "</answer>"
