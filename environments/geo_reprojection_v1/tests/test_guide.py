@@ -169,7 +169,9 @@ def test_at_the_rounded_rungs_no_degenerate_answer_earns_more_than_a_rough_hones
         for task in rounded
         if all(part.inputs[0] != prompt.mercator_latitude(part.inputs[1]) for part in task.data.parts)
     ]
-    floor = {name: _mean(differ if name == "swapped" else rounded, answer) for name, answer in degenerate.items()}
+    floor = {
+        name: _mean(differ if name == "swapped" else rounded, answer) for name, answer in degenerate.items()
+    }
     # Every coordinate is 111319.490793 times a number of 2 to 19.9: an honest product right to
     # three or four figures earns most of the reward, a wrong multiplier (111 km off or more) little.
     honest = {error: _mean(rounded, lambda part, e=error: rough(part, e)) for error in (0.001, 0.005, 0.01)}
@@ -255,7 +257,10 @@ def test_the_baseline_endpoint_knows_the_guided_system_prompt_as_this_environmen
         ({"level": 1, "point_max": 19}, "point_max was given"),
         ({"level": 2, "point_max": 9}, "point_max was given"),
         ({"point_max": 9}, "point_max 9 bounds rounded points only"),
-        ({"point_decimals": 0, "families": ["reproject"], "grids": ["webmerc"], "point_max": 12}, "point_max must be"),
+        (
+            {"point_decimals": 0, "families": ["reproject"], "grids": ["webmerc"], "point_max": 12},
+            "point_max must be",
+        ),
         ({"level": 5, "point_max": 9}, "point_max 9 bounds rounded points only"),
         (
             {"level": 1, "task": {"graded": True, "graded_per_coordinate": False}},
