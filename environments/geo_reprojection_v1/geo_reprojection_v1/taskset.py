@@ -39,20 +39,14 @@ from piv_core.tasksets.rescoring import Rescorable, TasksetConfig, merged_config
 from piv_core.tasksets.rng import Split, split_rng, task_id
 from pydantic import BaseModel, ValidationInfo, field_validator, model_serializer, model_validator
 
-from geo_reprojection_v1 import generator, grading, prompt, reference, scoring
-from geo_reprojection_v1.grids import GRIDS, in_box, in_boxes
+from geo_reprojection_v1 import checks, generator, grading, prompt, reference, scoring
+from geo_reprojection_v1.grids import GRIDS
 from geo_reprojection_v1.levels import RUNGS, TASK_KNOBS, task_knobs
-from geo_reprojection_v1.problem import BEARING, DISTANCE, FAMILIES, INVERSE, REPROJECT, Problem
+from geo_reprojection_v1.problem import BEARING, DISTANCE, FAMILIES, REPROJECT, Problem
 from geo_reprojection_v1.scoring import SCORINGS, Part, Scoring
 from geo_reprojection_v1.task_config import GeoTaskConfig
 
 DEFAULT_SEED = 20260826
-ROUND_TRIP_M = 0.01
-"""validate(): every coordinate must come back through PROJ within this many metres."""
-KEY_AGREEMENT = {REPROJECT: 1e-6, INVERSE: 1e-6, DISTANCE: 1e-6, BEARING: 1e-9}
-"""validate(): the stored key must match the re-derived one this closely (metres; degrees for bearings)."""
-AREA_SLACK_DEG = 1e-7
-"""validate(): how far (about a centimetre) a derived point may sit outside an area because of rounding."""
 MAX_PARTS = 12
 """The most parts one task may ask."""
 
@@ -174,56 +168,10 @@ class GeoTask(Rescorable, DurableKey, SingleReply, vf.Task[GeoData, vf.State, Ge
             return False
         texts = prompt.part_texts(data.prompt_text)
         return all(
-            _part_valid(part, *told) and _formula_valid(part, text, guided)
+            checks.part_holds(part.problem, part.key, part.tolerance, *told)
+            and checks.formula_holds(part.problem, part.key, part.tolerance, text, guided)
             for part, told, text in zip(parts, stated, texts, strict=True)
         )
-
-
-def _formula_valid(part: GeoPart, text: str, guided: bool) -> bool:
-    """A part states a formula exactly when it is guided and its grid has one; then it is the
-    grid's formula, and what the formula gives is within the part's tolerance of the key."""
-    stated = [line for line in text.splitlines() if line.startswith("Formula: ")]
-    expected = prompt.formula_line(part.problem) if guided else None
-    if stated != ([expected] if expected else []):
-        return False
-    if expected is None:
-        return True
-    worked = prompt.formula_answer(part.problem)
-    return grading.passes(part.family, grading.error(part.family, worked, tuple(part.key)), part.tolerance)
-
-
-def _part_valid(part: GeoPart, stated: Problem, tolerance: float) -> bool:
-    """One part agrees with its prompt text, and its key with PROJ."""
-    problem = part.problem
-    if (
-        tolerance != part.tolerance
-        or stated.family != problem.family
-        or stated.inputs != problem.inputs
-        or (stated.grid and stated.grid != problem.grid)
-        or problem.grid not in GRIDS
-    ):
-        return False
-    key = reference.solve(problem)
-    return (
-        len(key) == len(part.key)
-        and all(math.isfinite(value) for value in key)
-        and grading.error(problem.family, tuple(part.key), key) <= KEY_AGREEMENT[problem.family]
-        and reference.round_trip_error(problem, key) <= ROUND_TRIP_M
-        and _inside(problem, key)
-    )
-
-
-def _inside(problem: Problem, key: tuple[float, ...]) -> bool:
-    """Every WGS 84 point of the problem lies in the grid's area of use and its datum shift's area."""
-    family, grid_name, inputs = problem
-    grid = GRIDS[grid_name]
-    points = [key] if family == INVERSE else [inputs[i : i + 2] for i in range(0, len(inputs), 2)]
-    areas = [grid.area] + ([grid.shift.area] if grid.shift else [])
-    return all(
-        in_boxes(grid.boxes, lon, lat, AREA_SLACK_DEG)
-        and all(in_box(area, lon, lat, AREA_SLACK_DEG) for area in areas)
-        for lon, lat in points
-    )
 
 
 class GeoConfig(TasksetConfig, MixKnobs):
@@ -288,18 +236,12 @@ class GeoConfig(TasksetConfig, MixKnobs):
             raise ValueError(f"parts_per_task must be between 1 and {MAX_PARTS}, got {value}")
         return value
 
-    @field_validator("point_decimals")
+    @field_validator("point_decimals", "point_max")
     @classmethod
-    def _known_decimals(cls, value: int | None) -> int | None:
-        if value not in (None, *generator.POINT_DECIMALS):
-            raise ValueError(f"point_decimals must be one of {list(generator.POINT_DECIMALS)}, got {value}")
-        return value
-
-    @field_validator("point_max")
-    @classmethod
-    def _known_max(cls, value: int) -> int:
-        if value not in generator.POINT_MAXES:
-            raise ValueError(f"point_max must be one of {list(generator.POINT_MAXES)}, got {value}")
+    def _known_rounding(cls, value: int | None, info: ValidationInfo) -> int | None:
+        known = generator.POINT_DECIMALS if info.field_name == "point_decimals" else generator.POINT_MAXES
+        if value is not None and value not in known:
+            raise ValueError(f"{info.field_name} must be one of {list(known)}, got {value}")
         return value
 
     @field_validator("scoring")
@@ -332,11 +274,8 @@ class GeoConfig(TasksetConfig, MixKnobs):
                 "point_decimals draws Web Mercator forward points only: it needs families ['reproject'] "
                 f"and grids ['webmerc'], got {self.families} and {self.grids}"
             )
-        if self.point_decimals is None and self.point_max != type(self).model_fields["point_max"].default:
-            raise ValueError(
-                f"point_max {self.point_max} bounds rounded points only: it needs point_decimals set "
-                f"({list(generator.POINT_DECIMALS)})"
-            )
+        if self.point_decimals is None and self.point_max != generator.POINT_MAXES[-1]:
+            raise ValueError(f"point_max {self.point_max} bounds rounded points only: set point_decimals")
         for family in FAMILIES:
             cap = grading.sentinel(family)
             if not self.tolerance(family) < cap:
