@@ -197,8 +197,9 @@ class GeoConfig(TasksetConfig, MixKnobs):
     formula; the system prompt's example then shows no figures. Off: the prompt as it always was."""
     point_decimals: Annotated[int | None, integer()] = None
     """Draw each Web Mercator forward part's point with a longitude and a Mercator latitude of this
-    many decimals, 2 to 19.9 degrees either way: 0, whole numbers; 1, tenths (a non-zero tenth), so
-    its stated formula multiplies by such numbers; needs families [reproject] and grids [webmerc].
+    many decimals, 2 degrees or more either way (`point_max` bounds them): 0, whole numbers; 1,
+    tenths (a non-zero tenth), so its stated formula multiplies by such numbers; needs families
+    [reproject] and grids [webmerc].
     Unset (the default): any point."""
     point_max: Annotated[int, integer()] = generator.POINT_MAXES[-1]
     """The largest whole part of those numbers (with ``point_decimals`` set): 9, single digits (2 to
