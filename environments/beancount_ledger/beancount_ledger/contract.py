@@ -36,7 +36,7 @@ from beancount_ledger.limits import (
 
 GENERATOR_VERSION = 4
 SCORER_CONTRACT = 6
-EPISODE_CONTRACT = 10
+EPISODE_CONTRACT = 11
 
 
 def _episode_rules(writers: str) -> str:
@@ -130,17 +130,17 @@ vendors.csv and manifest.md.
 
 How to work:
 1. {find}
-2. Call book_correction once, for that line, in exactly this form (the tool dates the transaction with the \
-line's date and posts `amount` to `account`, the opposite to `other_account`):
-   book_correction(bank_ref="<the line's ref>", account="Assets:Bank:Operating", amount="<A>", \
-other_account="<B>")
-   The correction is the difference between what should have been booked and what was:
-   - a line not booked is booked as the line itself: A is the line's amount exactly as the statement shows it \
+2. Call correct_bank_line once, for that line, in exactly this form (the tool dates the transaction with the \
+line's date, posts `bank_amount` to Assets:Bank:Operating and the opposite to `account`):
+   correct_bank_line(bank_ref="<the line's ref>", bank_amount="<A>", account="<B>")
+   A is what the correction adds to the books' bank balance: the difference between what should have been \
+booked and what was.
+   - A line not booked is booked as the line itself: A is the line's amount exactly as the statement shows it \
 (a deposit or interest positive; a payment, fee or transfer negative); B is \
-{_AS_SHOWN if settles else _BY_DESCRIPTION};
-   - a line booked twice is corrected by reversing one of its two bookings: A is the line's amount with its \
-sign reversed (a deposit booked twice is reversed with a negative amount, a payment with a positive one); B is \
-the account its bookings post opposite the bank.
+{_AS_SHOWN if settles else _BY_DESCRIPTION}.
+   - A line booked twice is corrected by reversing one of its two bookings: A is the line's amount with its \
+sign reversed (a deposit booked twice gives a negative A, a payment booked twice a positive one); B is the \
+account its bookings post opposite the bank.
 3. Call submit.
 
 Score (policy.md states it in full): 0.2 when a new transaction carries the ref and the date of the line booked \
@@ -149,9 +149,9 @@ exactly right; plus 0.5 when that transaction is exactly the correction; minus 0
 for a line that was booked rightly and for each existing record changed or removed; never below 0. The books \
 left as they are score 0.
 
-Tools: read_file, book_correction, write_ledger, run_beancount, submit.
+Tools: read_file, correct_bank_line, write_ledger, run_beancount, submit.
 
-{_episode_rules("write_ledger or book_correction")}"""
+{_episode_rules("write_ledger or correct_bank_line")}"""
 
 
 def _flagged_user(settles: bool = False, names: bool = False) -> str:
@@ -160,7 +160,7 @@ def _flagged_user(settles: bool = False, names: bool = False) -> str:
     return (
         "Reconcile the books of {company} for {month}: one bank statement line is not booked, or booked twice. "
         f"Each statement line, {view}how many ledger entries carry its ref, and what they post:\n\n"
-        "{matched}\n\nBook its correction with book_correction, then submit."
+        "{matched}\n\nBook its correction with correct_bank_line, then submit."
     )
 
 
@@ -243,7 +243,7 @@ def envelope_problems(files: dict[str, str]) -> list[str]:
     return problems
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=4)
 def tool_schemas(surface: str = "full") -> tuple[dict[str, object], ...]:
     """The tools of `surface` (`tools.SURFACES`) exactly as the MCP server publishes them: name,
     description, input schema (``full``: the six tools)."""
@@ -270,6 +270,13 @@ def tool_schemas(surface: str = "full") -> tuple[dict[str, object], ...]:
     )
 
 
+def _served_with(prompt: str) -> str:
+    """The tool surface served beside the prompts named `prompt` (`ladder.RUNGS`; ``full`` off it)."""
+    from beancount_ledger.ladder import RUNGS
+
+    return next((rung["tools"] for rung in RUNGS.values() if rung["prompt"] == prompt), "full")
+
+
 REPLAY_REASONING = True
 """The harness default: prior turns' reasoning fields go back to the model in later requests."""
 
@@ -288,14 +295,15 @@ def episode_digest(replay_reasoning: bool = REPLAY_REASONING) -> dict[str, objec
         "tools": tool_schemas(),
         "system_prompt": SYSTEM_PROMPT,
         "user_prompt": USER_PROMPT,
-        # The low rungs' surface (since episode contract 6; book_correction since 7, dated from the
-        # statement and rung 1's prompts since 8, the prompts of the views with settled accounts and
-        # a named line since 9, the view alone for the single-discrepancy month since 10): its tools and
-        # every prompt served with it.
+        # The low rungs' prompts, each with the tools served beside it (since episode contract 6;
+        # book_correction since 7, dated from the statement and rung 1's prompts since 8, the prompts
+        # of the views with settled accounts and a named line since 9, the view alone for the
+        # single-discrepancy month since 10, rungs 1 to 3 served correct_bank_line in its place
+        # since 11).
         "surfaces": {
-            name: {"tools": tool_schemas("append"), "system_prompt": system, "user_prompt": user}
+            name: {"tools": tool_schemas(surface), "system_prompt": system, "user_prompt": user}
             for name, (system, user) in PROMPTS.items()
-            if name != "full"
+            if (surface := _served_with(name)) != "full"
         },
     }
     if replay_reasoning != REPLAY_REASONING:

@@ -1,11 +1,15 @@
-"""One correcting transaction built from its parts: what the low rungs' ``book_correction`` appends.
+"""One correcting transaction built from its parts: what the low rungs' ``book_correction`` and
+``correct_bank_line`` append.
 
 Every correction the policy asks for at rungs 1 to 5 moves one amount between two accounts on the
-date of a bank statement line, tagged with that line's ``ref``. The tool takes the ref, the amount
-and the two accounts as plain arguments and dates the entry from the statement itself
-(`statement.statement_dates`), so a model writes no Beancount syntax and escapes no multi-line text; each part
-is checked on its own here (its shape and size, before anything is rendered), so the text
-rendered is exactly one two-posting transaction and nothing else. The ledger it is appended to is
+date of a bank statement line, tagged with that line's ``ref``; a line not booked or booked twice
+(all that rungs 1 to 3 plant) is corrected by moving the operating bank account and the one account
+opposite it. ``book_correction`` takes the ref, the amount and the two accounts as plain arguments
+(`correcting_entry`), ``correct_bank_line`` the ref, the bank's amount and the other account
+(`bank_entry`). Each tool dates the entry from the statement itself (`statement.statement_dates`),
+so a model writes no Beancount syntax and escapes no multi-line text; each part is checked on its
+own here (its shape and size, before anything is rendered), so the text rendered is exactly one
+two-posting transaction and nothing else. The ledger it is appended to is
 then checked as a whole like any other write (`tools`): this module only spares the typing.
 """
 
@@ -16,10 +20,13 @@ from datetime import date as Date
 
 from piv_core.parsing.money import format_cents, parse_cents
 
+from beancount_ledger.world.model import BANK
+
 _LONGEST = 120
 """The most characters any part may have (an account name of the chart is far shorter)."""
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_REF_EXAMPLE = "BS2403-007 (the statement line's ref)"
 _ACCOUNT = re.compile(r"(?:Assets|Liabilities|Equity|Income|Expenses)(?::[A-Z0-9][A-Za-z0-9-]*)+")
 
 
@@ -29,22 +36,25 @@ def _part(name: str, value: object, shape: re.Pattern[str], example: str) -> str
     return value.strip()
 
 
-def correcting_entry(date: object, bank_ref: object, account: object, amount: object, other: object) -> str:
-    """The transaction that posts `amount` to `account` and its negative to `other`, dated `date`
-    and tagged ``bank_ref: "<bank_ref>"``. Raises ValueError naming the first bad part."""
+def _dated(date: object) -> str:
     day = _part("date", date, _DATE, "2024-03-31")
     try:
         Date.fromisoformat(day)
     except ValueError:
         raise ValueError("date must be a real day, like 2024-03-31") from None
-    ref = _part("bank_ref", bank_ref, _REF, "BS2403-007 (the statement line's ref)")
-    first = _part("account", account, _ACCOUNT, "Assets:Bank:Operating")
-    second = _part("other_account", other, _ACCOUNT, "Liabilities:AccountsPayable")
-    if first == second:
-        raise ValueError("account and other_account must differ")
+    return day
+
+
+def _cents(name: str, amount: object) -> int:
     cents = parse_cents(amount) if isinstance(amount, str) else None
     if not cents:
-        raise ValueError('amount must be a non-zero amount in AUD to the cent, written as text, like "18.00"')
+        raise ValueError(
+            f'{name} must be a non-zero amount in AUD to the cent, written as text, like "18.00"'
+        )
+    return cents
+
+
+def _render(day: str, ref: str, first: str, cents: int, second: str) -> str:
     width = max(len(first), len(second)) + 2
     return (
         f'{day} * "Correction for {ref}"\n'
@@ -52,3 +62,28 @@ def correcting_entry(date: object, bank_ref: object, account: object, amount: ob
         f"  {first:<{width}}{format_cents(cents)} AUD\n"
         f"  {second:<{width}}{format_cents(-cents)} AUD"
     )
+
+
+def correcting_entry(date: object, bank_ref: object, account: object, amount: object, other: object) -> str:
+    """The transaction that posts `amount` to `account` and its negative to `other`, dated `date`
+    and tagged ``bank_ref: "<bank_ref>"``. Raises ValueError naming the first bad part."""
+    day = _dated(date)
+    ref = _part("bank_ref", bank_ref, _REF, _REF_EXAMPLE)
+    first = _part("account", account, _ACCOUNT, "Assets:Bank:Operating")
+    second = _part("other_account", other, _ACCOUNT, "Liabilities:AccountsPayable")
+    if first == second:
+        raise ValueError("account and other_account must differ")
+    return _render(day, ref, first, _cents("amount", amount), second)
+
+
+def bank_entry(date: object, bank_ref: object, bank_amount: object, account: object) -> str:
+    """The transaction that moves the operating bank account (`BANK`) by `bank_amount` and posts
+    its negative to `account`, dated `date` and tagged ``bank_ref: "<bank_ref>"``: the shape of
+    every correction of a line not booked or booked twice. Raises ValueError naming the first bad
+    part."""
+    day = _dated(date)
+    ref = _part("bank_ref", bank_ref, _REF, _REF_EXAMPLE)
+    other = _part("account", account, _ACCOUNT, "Liabilities:AccountsPayable")
+    if other == BANK:
+        raise ValueError(f"account must be the account opposite the bank, not {BANK} itself")
+    return _render(day, ref, BANK, _cents("bank_amount", bank_amount), other)

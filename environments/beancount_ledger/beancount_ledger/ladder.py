@@ -15,12 +15,16 @@ each account it put wrong set right, and their policy says so (`scorer`), so tha
 score 0 and a partial correction more. The shipped world and the ``:hard`` selectors name their own
 profile and take no level.
 
-Rungs 1 to 5 are served their own tool surface (`tools.SURFACES["append"]`: read_file, run_beancount,
-write_ledger, book_correction, which appends one correcting transaction from a statement line's ref,
-an amount and two accounts, dated from the statement and checked as a whole: `correction`, and submit)
-and their own prompts (`contract.PROMPTS`, the view's options by prompt in `contract.VIEWS`): each
-user message shows the view (`statement_view`), and rung 5's quotes the ledger, statement, archive and
-policy as given above it. Every other world is served the six tools and the common prompt.
+Rungs 4 and 5 are served their own tool surface (`tools.SURFACES["append"]`: read_file,
+run_beancount, write_ledger, book_correction, which appends one correcting transaction from a
+statement line's ref, an amount and two accounts, dated from the statement and checked as a whole:
+`correction`, and submit), rungs 1 to 3 the same with correct_bank_line in place of book_correction
+(`tools.SURFACES["bank"]`: the ref, the amount the correction adds to the operating bank account and
+the account opposite it, the shape of every correction those rungs ask for); one server serves one
+surface, so a taskset serves rungs of one surface only. Rungs 1 to 5 have their own prompts
+(`contract.PROMPTS`, the view's options by prompt in `contract.VIEWS`): each user message shows the
+view (`statement_view`), and rung 5's quotes the ledger, statement, archive and policy as given
+above it. Every other world is served the six tools and the common prompt.
 """
 
 from __future__ import annotations
@@ -31,9 +35,9 @@ from piv_core.tasksets.ladder import check_rungs, rung_table
 from beancount_ledger import world
 
 RUNGS = {
-    1: {"profile": world.PROFILES["flagged"].name, "tools": "append", "prompt": "named"},
-    2: {"profile": world.PROFILES["flagged"].name, "tools": "append", "prompt": "settled"},
-    3: {"profile": world.PROFILES["flagged"].name, "tools": "append", "prompt": "flagged"},
+    1: {"profile": world.PROFILES["flagged"].name, "tools": "bank", "prompt": "named"},
+    2: {"profile": world.PROFILES["flagged"].name, "tools": "bank", "prompt": "settled"},
+    3: {"profile": world.PROFILES["flagged"].name, "tools": "bank", "prompt": "flagged"},
     4: {"profile": world.PROFILES["single"].name, "tools": "append", "prompt": "append"},
     5: {"profile": world.PROFILES["single"].name, "tools": "append", "prompt": "quoted"},
     6: {"profile": world.PROFILES["three"].name, "tools": "full", "prompt": "full"},
@@ -92,13 +96,17 @@ def table() -> str:
 
 def surface(selectors: list[str]) -> str:
     """The tool surface of a taskset serving canonical `selectors` (one server serves them all).
-    Raises ValueError naming the knob when rung-1 worlds are mixed with others."""
+    Raises ValueError naming the knob when worlds served different tools are mixed."""
     surfaces = {tool_surface(s) for s in selectors}
     if len(surfaces) > 1:
-        low = ", ".join(str(k) for k, rung in RUNGS.items() if rung["tools"] != "full")
+        served = {name: [k for k, rung in RUNGS.items() if rung["tools"] == name] for name in surfaces}
+        groups = "; ".join(
+            f"{KNOB} {', '.join(map(str, served[name]))}" if name != "full" else "every other world"
+            for name in sorted(surfaces, key=lambda name: (name == "full", served[name]))
+        )
         raise ValueError(
-            f"selectors mix rungs {low} with other worlds; those rungs are served their own tools, so "
-            f"serve them alone ({KNOB} {low.replace(', ', ' or ')}) or leave them out"
+            f"selectors mix worlds served different tools ({groups}); one server serves one set of "
+            "tools, so serve each apart"
         )
     return surfaces.pop() if surfaces else "full"
 

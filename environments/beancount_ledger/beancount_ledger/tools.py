@@ -48,14 +48,14 @@ import contextlib
 import functools
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Literal
 
 import re2
 import verifiers.v1 as vf
 
 from beancount_ledger import isolated
-from beancount_ledger.correction import correcting_entry
+from beancount_ledger.correction import bank_entry, correcting_entry
 from beancount_ledger.keys import SECRET_ENV
 from beancount_ledger.limits import LEDGER_ENVELOPE, OBSERVATION_BUDGET, REPLY_CAP, SLICE_LINES
 from beancount_ledger.render import FILE_NAMES, LEDGER
@@ -144,19 +144,22 @@ def _describe(checked: isolated.Checked) -> str:
 SURFACES: dict[str, tuple[str, ...]] = {
     "full": ("list_files", "read_file", "grep", "run_beancount", "write_ledger", "submit"),
     "append": ("read_file", "run_beancount", "write_ledger", "book_correction", "submit"),
+    "bank": ("read_file", "run_beancount", "write_ledger", "correct_bank_line", "submit"),
 }
 """The tools a server publishes, by surface: ``full`` (the six tools, every rung above the fifth,
-the shipped and hard worlds) and ``append`` (rungs 1 to 5: the files are named in the prompt, so no
+the shipped and hard worlds), ``append`` (rungs 4 and 5: the files are named in the prompt, so no
 listing or search; ``book_correction`` appends one correcting transaction from its parts, so the
-model neither copies the ledger nor writes Beancount syntax). Every surface reaches everything
-the score counts."""
+model neither copies the ledger nor writes Beancount syntax) and ``bank`` (rungs 1 to 3: the same
+with ``correct_bank_line`` in place of ``book_correction``, one correction that moves the bank by
+an amount against one other account, the shape of every correction those rungs ask for). Every
+surface reaches everything the score counts."""
 
 
 class LedgerToolsConfig(vf.SharedToolsetConfig):
     """The shared server's placement (verifiers') and the surface it publishes, which the taskset
     derives from its selectors' rung (`ladder.surface`), never a knob of its own."""
 
-    surface: Literal["full", "append"] = "full"
+    surface: Literal["full", "append", "bank"] = "full"
 
 
 def surface_of(config: object) -> str:
@@ -368,30 +371,52 @@ class LedgerToolset(SharedToolset[LedgerToolsConfig, LedgerState]):
         opposite sign to `other_account`. It is written only if the whole ledger then loads in
         beancount with no errors; otherwise nothing is written and the errors are returned. The
         latest accepted ledger is scored."""
+        return self._append(
+            "book_correction",
+            bank_ref,
+            lambda day: correcting_entry(day, bank_ref, account, amount, other_account),
+        )
+
+    @vf.tool
+    @_guarded
+    def correct_bank_line(self, bank_ref: str, bank_amount: str, account: str) -> str:
+        """Append one correcting transaction to ledger.beancount for the bank statement line whose ref
+        is `bank_ref` (like "BS2403-007"): dated with that line's date, tagged bank_ref: "`bank_ref`",
+        posting `bank_amount` (AUD, like "18.00" or "-18.00": what the correction adds to the books'
+        bank balance) to Assets:Bank:Operating and the same amount with the opposite sign to
+        `account`. It is written only if the whole ledger then loads in beancount with no errors;
+        otherwise nothing is written and the errors are returned. The latest accepted ledger is
+        scored."""
+        return self._append(
+            "correct_bank_line", bank_ref, lambda day: bank_entry(day, bank_ref, bank_amount, account)
+        )
+
+    def _append(self, tool: str, bank_ref: object, entry: Callable[[str], str]) -> str:
+        """Append `entry(the date of the statement line bank_ref)` to the rollout's ledger, accepted
+        as any write is; a ref the statement lacks, or a bad part (`correction`), writes nothing."""
         statement, error = self._file("bank_statement.csv")
         if statement is None:
-            return self._reply("book_correction", error)
+            return self._reply(tool, error)
         dates = statement_dates(statement)
         if not isinstance(bank_ref, str) or bank_ref.strip() not in dates:
             return self._reply(
-                "book_correction",
+                tool,
                 "error: bank_ref must be the ref of a line of bank_statement.csv, like "
                 f"{next(iter(dates), 'BS2403-007')}; not written",
             )
         try:
-            entry = correcting_entry(dates[bank_ref.strip()], bank_ref, account, amount, other_account)
+            text = entry(dates[bank_ref.strip()])
         except ValueError as e:
-            return self._reply("book_correction", f"error: {e}; not written")
+            return self._reply(tool, f"error: {e}; not written")
         current, error = self._file(LEDGER)
         if current is None:
-            return self._reply("book_correction", error)
-        whole = f"{current.rstrip(chr(10))}\n\n{entry}\n"
+            return self._reply(tool, error)
+        whole = f"{current.rstrip(chr(10))}\n\n{text}\n"
         if len(whole.encode()) > LEDGER_ENVELOPE:
             return self._reply(
-                "book_correction",
-                f"error: the ledger would be over the {LEDGER_ENVELOPE}-byte envelope; not written",
+                tool, f"error: the ledger would be over the {LEDGER_ENVELOPE}-byte envelope; not written"
             )
-        return self._accept("book_correction", whole, f"\nappended:\n{entry}")
+        return self._accept(tool, whole, f"\nappended:\n{text}")
 
     @vf.tool
     @_guarded

@@ -1,10 +1,11 @@
-"""Rung 1's correcting entry from its parts: each part is checked before anything is rendered, and
-what is rendered is one two-posting transaction, read back as such by beancount's own parser."""
+"""The low rungs' correcting entries from their parts (`book_correction`'s and `correct_bank_line`'s):
+each part is checked before anything is rendered, and what is rendered is one two-posting
+transaction, read back as such by beancount's own parser."""
 
 import pytest
 from beancount.core import data as bdata
 from beancount.parser import parser
-from beancount_ledger.correction import correcting_entry
+from beancount_ledger.correction import bank_entry, correcting_entry
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -38,6 +39,13 @@ WRONG_SHAPE = {
 }
 """Refused in one part only: text of the wrong shape for it."""
 CASES = [(position, value) for position in range(5) for value in (*HOSTILE, *WRONG_SHAPE[position])]
+BANK_GOOD = ("2024-03-31", "BS2403-007", "-18.00", "Liabilities:AccountsPayable")
+BANK_PARTS = ("date", "bank_ref", "bank_amount", "account")
+BANK_CASES = [
+    (position, value)
+    for position, shapes in enumerate((WRONG_SHAPE[0], WRONG_SHAPE[1], WRONG_SHAPE[3], WRONG_SHAPE[4]))
+    for value in (*HOSTILE, *shapes)
+]
 
 
 def _transaction(text: str) -> bdata.Transaction:
@@ -68,6 +76,27 @@ def test_a_bad_part_is_refused_naming_it(position, value):
 def test_the_two_accounts_must_differ():
     with pytest.raises(ValueError, match="must differ"):
         correcting_entry(GOOD[0], GOOD[1], GOOD[2], GOOD[3], GOOD[2])
+    with pytest.raises(ValueError, match="account must be the account opposite the bank"):
+        bank_entry(*BANK_GOOD[:3], "Assets:Bank:Operating")
+
+
+def test_the_bank_line_entry_moves_the_bank_by_its_amount():
+    """`correct_bank_line`'s entry is `book_correction`'s with the operating bank as its first account."""
+    text = bank_entry(*BANK_GOOD)
+    assert text == correcting_entry(*BANK_GOOD[:2], "Assets:Bank:Operating", *BANK_GOOD[2:])
+    entry = _transaction(text)
+    assert [(p.account, f"{p.units.number}") for p in entry.postings] == [
+        ("Assets:Bank:Operating", "-18.00"),
+        ("Liabilities:AccountsPayable", "18.00"),
+    ]
+
+
+@pytest.mark.parametrize(("position", "value"), BANK_CASES)
+def test_a_bad_part_of_a_bank_line_entry_is_refused_naming_it(position, value):
+    parts = list(BANK_GOOD)
+    parts[position] = value
+    with pytest.raises(ValueError, match=BANK_PARTS[position]):
+        bank_entry(*parts)
 
 
 @settings(max_examples=400, deadline=None)
@@ -79,4 +108,17 @@ def test_any_parts_either_refused_or_exactly_one_transaction(parts):
         return
     entry = _transaction(text)
     assert len(entry.postings) == 2 and entry.meta["bank_ref"] == parts[1].strip()
+    assert entry.postings[0].units.number == -entry.postings[1].units.number != 0
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.tuples(*(st.one_of(st.text(max_size=60), st.sampled_from(BANK_GOOD)) for _ in BANK_PARTS)))
+def test_any_bank_line_parts_either_refused_or_exactly_one_transaction_on_the_bank(parts):
+    try:
+        text = bank_entry(*parts)
+    except ValueError:
+        return
+    entry = _transaction(text)
+    assert len(entry.postings) == 2 and entry.meta["bank_ref"] == parts[1].strip()
+    assert entry.postings[0].account == "Assets:Bank:Operating" != entry.postings[1].account
     assert entry.postings[0].units.number == -entry.postings[1].units.number != 0

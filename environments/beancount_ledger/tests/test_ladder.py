@@ -176,11 +176,12 @@ def test_a_levelled_release_through_both_phases_of_the_preflight(no_operator, mo
 
 
 def test_the_low_rungs_are_served_their_own_prompts_and_tools(dev_worlds):
-    """Rungs 1 to 5: the append surface, each with its own prompt (rungs 1 to 4 the side-by-side view
-    alone, with the account each line settles at rungs 1 and 2 and the line to correct named at rung 1;
-    rung 5 the quoted files above the view); every other world the six tools and the common prompt;
-    one server serves one surface, so mixing a low rung with other worlds fails at load, while the
-    low rungs share a server."""
+    """Rungs 1 to 5: their own tools (rungs 1 to 3 correct_bank_line's surface, rungs 4 and 5
+    book_correction's), each with its own prompt (rungs 1 to 4 the side-by-side view alone, with the
+    account each line settles at rungs 1 and 2 and the line to correct named at rung 1; rung 5 the
+    quoted files above the view); every other world the six tools and the common prompt; one server
+    serves one surface, so mixing worlds of two surfaces fails at load, while the rungs of one share
+    a server."""
     for level, name in ((1, "named"), (2, "settled"), (3, "flagged")):
         data, w = make_task_data(f"dev:0:level{level}"), keys.resolve(f"dev:0:level{level}")
         ledger, statement = data.files["ledger.beancount"], data.files["bank_statement.csv"]
@@ -213,13 +214,24 @@ def test_the_low_rungs_are_served_their_own_prompts_and_tools(dev_worlds):
     assert ("quotes the first four" in five.system_prompt) and ("quotes" not in four.system_prompt)
     for selector in ("dev:0", "dev:0:level6", "dev:0:level7", "dev:0:level8", "bank_recon_001"):
         assert make_task_data(selector).system_prompt == contract.SYSTEM_PROMPT, selector
-    # Every rule the common prompt states, the low rungs' prompts state too, and name their tools.
-    rules = contract.SYSTEM_PROMPT.split("Episode rules:")[1].replace(
-        "write_ledger", "write_ledger or book_correction"
-    )
-    low = [system for name, (system, _) in contract.PROMPTS.items() if name != "full"]
-    assert len(low) == 5 and all(rules.strip() in system for system in low)
-    assert all(f" {tool}" in system for system in low for tool in tools.SURFACES["append"])
+    # Every rule the common prompt states, the low rungs' prompts state too, each naming the tools
+    # served beside it (the writers among them in the rule of what is scored).
+    rules = contract.SYSTEM_PROMPT.split("Episode rules:")[1]
+    served = {ladder.RUNGS[level]["prompt"]: ladder.RUNGS[level]["tools"] for level in (1, 2, 3, 4, 5)}
+    assert served == {
+        "named": "bank",
+        "settled": "bank",
+        "flagged": "bank",
+        "append": "append",
+        "quoted": "append",
+    }
+    writers = {"bank": "correct_bank_line", "append": "book_correction"}
+    for name, surface in served.items():
+        system = contract.PROMPTS[name][0]
+        own = rules.replace("write_ledger", f"write_ledger or {writers[surface]}")
+        assert own.strip() in system, name
+        assert all(f" {tool}" in system for tool in tools.SURFACES[surface]), name
+        assert writers["bank" if surface == "append" else "append"] not in system, name
     # Built without validation: which surface a rung gets is the question here, not whether a dev
     # world is admitted (an installed copy refuses dev worlds at load).
     surfaces = {
@@ -227,38 +239,55 @@ def test_the_low_rungs_are_served_their_own_prompts_and_tools(dev_worlds):
         for level in LEVELS
     }
     assert {level: t.config.surface for level, (t,) in surfaces.items()} == {
-        **{k: "append" for k in (1, 2, 3, 4, 5)},
+        **{k: "bank" for k in (1, 2, 3)},
+        **{k: "append" for k in (4, 5)},
         **{k: "full" for k in (6, 7, 8)},
     }
     (plain,) = LedgerTaskset.toolsets(LedgerConfig.model_construct(selectors=["dev:0", "bank_recon_001"]))
     assert plain.config.surface == "full"
     names = {name: [t["name"] for t in contract.tool_schemas(name)] for name in tools.SURFACES}
     assert names == {name: sorted(published) for name, published in tools.SURFACES.items()}
-    for mixed in (["dev:0:level1", "dev:1"], ["dev:0:level5", "dev:1:level6"]):
-        with pytest.raises(ValidationError, match="selectors mix rungs 1, 2, 3, 4, 5 with other worlds"):
-            LedgerConfig(selectors=mixed)
-    # The low rungs share a server (asked of the ladder: an installed copy refuses dev worlds at load).
-    low_rungs = ["dev:0:level1", "dev:1:level2", "dev:2:level3", "dev:1:level4", "dev:1:level5"]
-    assert ladder.surface(low_rungs) == "append"
+    mixes = {
+        ("dev:0:level1", "dev:1"): "level 1, 2, 3; every other world",
+        ("dev:0:level5", "dev:1:level6"): "level 4, 5; every other world",
+        ("dev:0:level3", "dev:1:level4"): "level 1, 2, 3; level 4, 5",
+    }
+    for mixed, groups in mixes.items():
+        with pytest.raises(
+            ValidationError, match=f"selectors mix worlds served different tools \\({groups}\\)"
+        ):
+            LedgerConfig(selectors=list(mixed))
+    # The rungs of one surface share a server (asked of the ladder: an installed copy refuses dev
+    # worlds at load).
+    assert ladder.surface(["dev:0:level1", "dev:1:level2", "dev:2:level3"]) == "bank"
+    assert ladder.surface(["dev:1:level4", "dev:1:level5"]) == "append"
 
 
 @pytest.mark.parametrize(("level", "kinds"), [(1, {"missing", "duplicate"}), (4, set(world.PLANT_KINDS))])
 def test_each_planted_fix_booked_through_book_correction_scores_one_at_the_low_rungs(level, kinds):
-    """The low rungs' tool reaches the full score: each world's one fix, given as its parts (the
+    """The low rungs' tools reach the full score: each world's one fix, given as its parts (the
     statement line's ref, the amount and the two accounts it moves between; the tool dates it), is
-    the golden correction. Every kind of discrepancy the rung plants is among these worlds."""
+    the golden correction, and so, for every fix that moves the operating bank (all of rung 1's, as
+    its prompt asks), is the bank's amount and the other account given to correct_bank_line. Every
+    kind of discrepancy the rung plants is among these worlds."""
     seen = set()
     for n in range(24):
         data = make_task_data(f"dev:{n}:level{level}")
         (fix,) = data.fixes
         seen.add(fix.kind)
         (first, amount), (second, _) = fix.fix.items()
-        toolset = LedgerToolset(tools.LedgerToolsConfig(surface="append"))
-        with rollout(LedgerState(files=dict(data.files))) as state:
-            reply = toolset.book_correction(fix.ref, first, f"{amount}", second)
-            assert reply.startswith("written: revision 1"), reply
-            assert f'{fix.date} * "Correction for {fix.ref}"' in state.ledger
-            assert score(state.ledger, answer.key_of(data)).reward == 1.0, n
+        calls = [("book_correction", (fix.ref, first, f"{amount}", second))]
+        if world.BANK in fix.fix:
+            (other,) = set(fix.fix) - {world.BANK}
+            calls.append(("correct_bank_line", (fix.ref, f"{fix.fix[world.BANK]}", other)))
+        assert len(calls) == 2 or level > 3, fix
+        for tool, args in calls:
+            toolset = LedgerToolset(tools.LedgerToolsConfig(surface=ladder.RUNGS[level]["tools"]))
+            with rollout(LedgerState(files=dict(data.files))) as state:
+                reply = getattr(toolset, tool)(*args)
+                assert reply.startswith("written: revision 1"), reply
+                assert f'{fix.date} * "Correction for {fix.ref}"' in state.ledger
+                assert score(state.ledger, answer.key_of(data)).reward == 1.0, (n, tool)
     assert seen == kinds, seen
 
 

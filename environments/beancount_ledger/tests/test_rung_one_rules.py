@@ -7,8 +7,8 @@ beside each line at rungs 1 and 2, by the prompt's rule at rung 3). The search g
 rule over those choices, each alone or together (the line: the flagged one, or one picked by
 layout; the sign: as the statement shows it, reversed, or by the view's label; the account: each
 account of the chart, or by the line's description as the prompt says), appends its one correction
-as the rung's tool writes it (`correction.correcting_entry`, dated from the statement), and scores
-it.
+as the rung's tool writes it (``correct_bank_line``'s `correction.bank_entry`, dated from the
+statement), and scores it.
 Only the prompt's rule earns the full score; every other earns at most what the scripted audit
 erring on 3 corrections in 10 does, and a rule that does no account work at most half the score.
 """
@@ -26,7 +26,7 @@ import pytest
 from beancount_ledger import baselines
 from beancount_ledger.answer import key_of
 from beancount_ledger.bookkeeper import booked_by_ref
-from beancount_ledger.correction import correcting_entry
+from beancount_ledger.correction import bank_entry
 from beancount_ledger.scorer import score
 from beancount_ledger.statement import bank_lines
 from beancount_ledger.taskset import make_task_data
@@ -68,7 +68,7 @@ def _book(data, rule: tuple[str, str, str]) -> float:
     other = SETTLES[pick["description"].split()[0]] if account == "by description" else account
     if other == BANK:
         return 0.0  # the tool refuses two equal accounts, and nothing written scores 0
-    entry = correcting_entry(pick["date"], pick["ref"], BANK, f"{amount}", other)
+    entry = bank_entry(pick["date"], pick["ref"], f"{amount}", other)
     return score(f"{data.files['ledger.beancount'].rstrip()}\n\n{entry}\n", key_of(data)).reward
 
 

@@ -186,6 +186,29 @@ def test_book_correction_appends_one_entry_dated_from_the_statement_and_checked_
     assert tools.state.ledger == ledger and tools.state.revision == 1
 
 
+def test_correct_bank_line_moves_the_bank_by_the_amount_given_against_one_account(tools, data):
+    """`correct_bank_line` appends what `book_correction` would with the operating bank as its first
+    account, dated from the statement, and refuses the bank itself as the other account."""
+    given = data.files[LEDGER]
+    reply = tools.correct_bank_line("BS2403-003", "-12.50", "Assets:Bank:Operating")
+    assert reply.startswith("error: account must be the account opposite the bank"), reply
+    assert tools.correct_bank_line("BS2403-003", "0.00", "Income:Sales").startswith(
+        "error: bank_amount must be a non-zero amount"
+    )
+    reply = tools.correct_bank_line("BS2403-999", "1.00", "Income:Sales")
+    assert reply.startswith("error: bank_ref must be the ref of a line of bank_statement.csv"), reply
+    reply = tools.correct_bank_line("BS2403-003", "1.00", "Assets:Suspense")
+    assert reply.startswith("not written: beancount reports") and tools.state.ledger is None
+    reply = tools.correct_bank_line(" BS2403-003 ", "-12.50", "Income:Sales")
+    assert reply.startswith("written: revision 1"), reply
+    assert tools.state.ledger.startswith(given.rstrip("\n")) and tools.state.ledger.endswith(
+        '2024-03-08 * "Correction for BS2403-003"\n  bank_ref: "BS2403-003"\n'
+        "  Assets:Bank:Operating  -12.50 AUD\n  Income:Sales           12.50 AUD\n"
+    )
+    assert tools.state.tool_calls["correct_bank_line"] == 5
+
+
+@pytest.mark.parametrize("tool", ["book_correction", "correct_bank_line"])
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.one_of(
@@ -197,12 +220,15 @@ def test_book_correction_appends_one_entry_dated_from_the_statement_and_checked_
         st.lists(st.text(max_size=5), max_size=3),
     )
 )
-def test_book_correction_writes_only_on_a_ref_of_the_statement(tools, data, bank_ref):
-    """Whatever the model sends as `bank_ref`, the tool answers with a message and never raises; it
-    writes only for a ref the statement as given holds, dated with that line's own date."""
+def test_the_appending_tools_write_only_on_a_ref_of_the_statement(tools, data, tool, bank_ref):
+    """Whatever the model sends as `bank_ref`, either appending tool answers with a message and never
+    raises; it writes only for a ref the statement as given holds, dated with that line's own date."""
     refs = statement_dates(data.files["bank_statement.csv"])
     before = tools.state.ledger
-    reply = tools.book_correction(bank_ref, "Assets:Bank:Operating", "1.00", "Income:Sales")
+    if tool == "book_correction":
+        reply = tools.book_correction(bank_ref, "Assets:Bank:Operating", "1.00", "Income:Sales")
+    else:
+        reply = tools.correct_bank_line(bank_ref, "1.00", "Income:Sales")
     assert isinstance(reply, str) and len(reply) < 4_000
     if isinstance(bank_ref, str) and bank_ref.strip() in refs:
         ref = bank_ref.strip()
