@@ -1,12 +1,13 @@
 """What `validate()` re-derives for one part of a task from its prompt text alone: the key from PROJ,
-the round trip back through PROJ, every point inside the grid's areas, and the formula the part states."""
+the round trip back through PROJ, every point inside the grid's areas, and the formula the part states
+(within the part's tolerance of PROJ's key, and within the bound the prompt states where it states one)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 
-from geo_reprojection_v1 import grading, prompt, reference
+from geo_reprojection_v1 import formula, grading, reference
 from geo_reprojection_v1.grids import GRIDS, in_box, in_boxes
 from geo_reprojection_v1.problem import BEARING, DISTANCE, INVERSE, REPROJECT, Problem
 
@@ -42,16 +43,20 @@ def part_holds(
 
 
 def formula_holds(problem: Problem, key: Sequence[float], tolerance: float, text: str, guided: bool) -> bool:
-    """A part's text states a formula exactly when it is guided and its grid has one; then it is the
-    grid's formula, and what the formula gives is within the part's tolerance of the key."""
+    """A part's text states a formula exactly when it is guided and the part has one
+    (`formula.formula_line`); then it is that formula, and what the formula gives is within the
+    part's tolerance of the key, and within the bound the prompt states (a UTM point's 200 m)."""
     stated = [line for line in text.splitlines() if line.startswith("Formula: ")]
-    expected = prompt.formula_line(problem) if guided else None
+    expected = formula.formula_line(problem) if guided else None
     if stated != ([expected] if expected else []):
         return False
     if expected is None:
         return True
-    worked = prompt.formula_answer(problem)
-    return grading.passes(problem.family, grading.error(problem.family, worked, tuple(key)), tolerance)
+    error = grading.error(problem.family, formula.formula_answer(problem), tuple(key))
+    bound = formula.formula_bound(problem)
+    if bound is not None and not (f"within {bound:g} m of the exact point" in expected and error <= bound):
+        return False
+    return grading.passes(problem.family, error, tolerance)
 
 
 def _inside(problem: Problem, key: tuple[float, ...]) -> bool:

@@ -6,7 +6,9 @@ make the grid coordinate it shows, then rounds it to the millimetre like every p
 Everything is drawn from the `random.Random` it is handed, so a problem is a pure function
 of its seed. With ``point_decimals`` (`rounded_point`) a Web Mercator forward part's point is one
 whose closed-form formula multiplies by numbers of that many decimals (whole numbers, or tenths),
-no larger than ``point_max`` allows (single digits, or up to 19.9).
+no larger than ``point_max`` allows (single digits, or up to 19.9); a forward part on a northern
+WGS 84 UTM zone (``point_decimals`` 1 only) is a point whose first-order formula multiplies by
+numbers in tenths (`utm.point`: d from 1.5 to 2.9 either way, μ from 2.1 to 59.9).
 """
 
 from __future__ import annotations
@@ -14,14 +16,17 @@ from __future__ import annotations
 import math
 import random
 
-from geo_reprojection_v1 import reference
+from geo_reprojection_v1 import reference, utm
+from geo_reprojection_v1.formula import mercator_latitude
 from geo_reprojection_v1.grids import GRIDS, Box, in_boxes
 from geo_reprojection_v1.problem import DISTANCE, INVERSE, REPROJECT, Problem, degrees, printed
-from geo_reprojection_v1.prompt import mercator_latitude
 
 GRID_NAMES = tuple(GRIDS)
-ROUNDED_PART = (REPROJECT, "webmerc")
-"""The one (family, grid) with rounded points: the forward formula a guided prompt states."""
+ROUNDED_GRIDS = ("webmerc", *utm.FORMULA_GRIDS)
+"""The grids whose forward parts ``point_decimals`` rounds: those whose forward formula a guided
+prompt states (for UTM, only at a rounded point)."""
+UTM_DECIMALS = 1
+"""The one ``point_decimals`` a UTM point takes: its d and μ in tenths."""
 
 MIN_SEPARATION_DEG = 0.01
 """Point B lies this far (in degrees, roughly a kilometre) or more from point A ..."""
@@ -98,13 +103,20 @@ def _rounded(rng: random.Random, decimals: int, high: int) -> float:
 
 
 def rounded_point(rng: random.Random, decimals: int, high: int = POINT_MAXES[-1]) -> tuple[float, float]:
-    """A WGS 84 (lon, lat) whose longitude has `decimals` decimals (0: a whole number of degrees)
-    and whose Mercator latitude as the prompt prints it (`prompt.mercator_latitude`) has them too,
-    each of them from `POINT_MIN` to `high` (and its tenths) either way: the latitude is printed to six
-    decimals like every input, and gives the Mercator latitude back exactly (`SIZES` holds only
-    such values)."""
+    """A Web Mercator point: a WGS 84 (lon, lat) whose longitude has `decimals` decimals (0: a whole
+    number of degrees) and whose Mercator latitude as the prompt prints it
+    (`formula.mercator_latitude`) has them too, each of them from `POINT_MIN` to `high` (and its
+    tenths) either way: the latitude is printed to six decimals like every input, and gives the
+    Mercator latitude back exactly (`SIZES` holds only such values)."""
     lon = _rounded(rng, decimals, high)
     return lon, _rounded_latitude(_rounded(rng, decimals, high))
+
+
+def rounded_utm_point(rng: random.Random, grid: str) -> tuple[float, float]:
+    """A point of a northern WGS 84 UTM zone whose d and μ have one non-zero decimal (`utm.point`)."""
+    offset = utm.OFFSETS[int(rng.random() * len(utm.OFFSETS))]
+    offset = offset if rng.random() < 0.5 else -offset
+    return utm.point(grid, offset, utm.ARCS[int(rng.random() * len(utm.ARCS))])
 
 
 def _second_point(rng: random.Random, grid: str, lon: float, lat: float) -> tuple[float, float]:
@@ -130,10 +142,13 @@ def generate(
 ) -> Problem:
     """One problem: a family from `families`, a grid from `grids`, inputs as the prompt prints them;
     `point_decimals` (0 or 1): a Web Mercator forward part's point is a `rounded_point` of them, its
-    numbers' whole parts at most `point_max`."""
+    numbers' whole parts at most `point_max`; a northern UTM zone's (1 only), a `rounded_utm_point`."""
     family, grid = _pick(rng, families), _pick(rng, grids)
-    rounded = point_decimals is not None and (family, grid) == ROUNDED_PART
-    lon, lat = rounded_point(rng, point_decimals, point_max) if rounded else point(rng, grid)
+    rounded = point_decimals is not None and family == REPROJECT and grid in ROUNDED_GRIDS
+    if rounded and grid != "webmerc":
+        lon, lat = rounded_utm_point(rng, grid)
+    else:
+        lon, lat = rounded_point(rng, point_decimals, point_max) if rounded else point(rng, grid)
     if family == REPROJECT:
         return Problem(family, grid, (lon, lat))
     if family == INVERSE:

@@ -12,12 +12,18 @@ product right to three figures most of its half, and a wrong multiplier (111 km 
 answer that skips the arithmetic (zeros, the inputs, the stated numbers) under 0.02. Rung 2 is rung
 1 with whole numbers up to 19 (``point_max`` 19: products such as 111319.490793 × 17); rung 3 is
 rung 2 with the point in tenths of a degree (``point_decimals`` 1), so each product is by a number
-such as 7.3; rung 4 is rung 3 with two points a task. Rung 5 asks four forward and inverse parts on
-the four WGS 84 grids, guided and graded at a 100 km half-life, only the Web Mercator parts with a
-formula. Rungs 6 and up are pass/fail per part, unguided: rung 6 adds distance and bearing on the
-null-shift grids, rung 7 is the default task mix at the default tolerances, and rung 8 asks four
-parts of any family at half the default tolerances and rewards only a reply with every part
-right.
+such as 7.3; rung 4 is rung 3 with two points a task. Rung 5 is rung 3 on a northern WGS 84 UTM
+zone (10N or 33N) instead of Web Mercator: ``point_decimals`` 1 there draws the point's longitude
+less the central meridian, d, from 1.5 to 2.9 either way and its meridian distance in units of
+110574.275822 m, μ, from 2.1 to 59.9, both in tenths, and the prompt states UTM's first-order
+formula with its factors evaluated for the point (easting = 500000 + E × d, northing = C × μ + h:
+a product and a sum per coordinate, within 200 m of PROJ's point, whose answer the key still is),
+graded like rungs 1 to 4. Rung 6 asks four forward and inverse parts on the four WGS 84 grids,
+guided and graded at a 100 km half-life, only the Web Mercator parts with a formula (its UTM points
+are drawn anywhere, so they state none). Rungs 7 and up are pass/fail per part, unguided: rung 7
+adds distance and bearing on the null-shift grids, rung 8 is the default task mix at the default
+tolerances, and rung 9 asks four parts of any family at half the default tolerances and rewards
+only a reply with every part right.
 
 The keys ``graded``, ``graded_halflife`` and ``graded_per_coordinate`` set the task knobs of
 those names (`TASK_KNOBS`, `task_knobs`); every other key is a taskset knob.
@@ -29,6 +35,7 @@ from piv_core.tasksets.ladder import check_rungs
 
 from geo_reprojection_v1.grids import GRIDS, NULL
 from geo_reprojection_v1.problem import BEARING, DISTANCE, FAMILIES, INVERSE, REPROJECT
+from geo_reprojection_v1.utm import FORMULA_GRIDS as UTM_FORMULA_GRIDS
 
 ALL_GRIDS = list(GRIDS)
 WGS84_GRIDS = [name for name, grid in GRIDS.items() if grid.shift is None]
@@ -49,14 +56,22 @@ GUIDED_POINT = {
     "graded_halflife": 15.0,
     "graded_per_coordinate": True,
 }
-"""Rung 2; rungs 1, 3 and 4 each change one knob of the rung below or above."""
+"""Rung 2; rungs 1, 3 and 4 each change one knob of the rung below or above, rung 5 the grids of rung
+3 (and it leaves ``point_max`` unset: a UTM point's numbers are bounded by its zone)."""
+GUIDED_UTM_POINT = {
+    **{knob: value for knob, value in GUIDED_POINT.items() if knob != "point_max"},
+    "grids": list(UTM_FORMULA_GRIDS),
+    "point_decimals": 1,
+}
+"""Rung 5: one rounded point of a northern WGS 84 UTM zone, with UTM's first-order formula."""
 
 RUNGS = {
     1: {**GUIDED_POINT, "point_max": 9},
     2: GUIDED_POINT,
     3: {**GUIDED_POINT, "point_decimals": 1},
     4: {**GUIDED_POINT, "point_decimals": 1, "parts_per_task": 2},
-    5: {
+    5: GUIDED_UTM_POINT,
+    6: {
         "families": [REPROJECT, INVERSE],
         "grids": WGS84_GRIDS,
         "tolerance_scale": 100.0,
@@ -66,21 +81,21 @@ RUNGS = {
         "graded": True,
         "graded_halflife": 1000.0,
     },
-    6: {
+    7: {
         "families": [REPROJECT, INVERSE, DISTANCE, BEARING],
         "grids": NULL_SHIFT_GRIDS,
         "tolerance_scale": 10.0,
         "parts_per_task": 3,
         "scoring": "fraction",
     },
-    7: {
+    8: {
         "families": list(FAMILIES),
         "grids": ALL_GRIDS,
         "tolerance_scale": 1.0,
         "parts_per_task": 3,
         "scoring": "fraction",
     },
-    8: {
+    9: {
         "families": list(FAMILIES),
         "grids": ALL_GRIDS,
         "tolerance_scale": 0.5,

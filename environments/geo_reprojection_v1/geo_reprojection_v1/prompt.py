@@ -12,15 +12,16 @@ and numbers and the scoring statement, then each part's `user_prompt` under ``Pa
 With ``guide`` on (the low rungs of the ladder) a task also says how to answer: work in plain
 text first, then one block for the whole question, its numbers named in order; it states the
 scoring even for one part, and every Web Mercator part carries the grid's closed-form spherical
-formula (`formula_line`), which agrees with PROJ to within 6 cm (`formula_answer`).
-The system prompt then shows the block without example figures (`system_prompt`).
+formula, a rounded UTM forward point UTM's first-order one (`formula.formula_line`); a task of
+such forward parts only ends on a worksheet of their products (`guide_line`). The system prompt
+then shows the block without example figures (`system_prompt`).
 """
 
 from __future__ import annotations
 
-import math
 import re
 
+from geo_reprojection_v1.formula import formula_line, worksheet_lines
 from geo_reprojection_v1.grids import BY_EPSG, GRIDS, Grid
 from geo_reprojection_v1.problem import (
     ARITY,
@@ -115,67 +116,6 @@ def datum_line(grid: Grid) -> str:
         f'Datum shift: between {grid.datum} and WGS 84 use the EPSG operation "{shift.name}" '
         f"(EPSG:{shift.code}), the {shift.method} transformation, not the OSTN15 grid."
     )
-
-
-SPHERE_M = 6378137.0
-"""The radius of the Web Mercator sphere: the WGS 84 semi-major axis."""
-PER_DEGREE_M = 111319.490793
-"""``SPHERE_M * pi / 180`` to the micrometre as the formula prints it: metres of easting per degree."""
-MERCATOR_DECIMALS = 6
-"""Decimals of the printed Mercator latitude, the inputs' own: the northing they give is within
-6 cm of the unrounded one, a small part of any guided tolerance (100 m or more)."""
-FORMULA_GRIDS = ("webmerc",)
-"""The grids with a closed-form formula a guided prompt states."""
-_SPHERE = "Web Mercator is the Mercator projection of a sphere of radius R = 6378137 m"
-
-
-def mercator_latitude(latitude: float) -> float:
-    """(180 / pi) * ln(tan(45° + latitude / 2)): the northing in degrees of the equator, so that
-    northing = `PER_DEGREE_M` * it, rounded as the prompt prints it."""
-    return round(math.degrees(math.log(math.tan(math.radians(45.0 + latitude / 2.0)))), MERCATOR_DECIMALS)
-
-
-def stated_factor(value: float) -> str:
-    """A factor of the stated formula, to six decimals without trailing zeros (a whole number bare)."""
-    text = f"{value:.{MERCATOR_DECIMALS}f}".rstrip("0").rstrip(".")
-    return "0" if text == "-0" else text
-
-
-def formula_line(problem: Problem) -> str | None:
-    """The formula a guided prompt states for the part, or None when its grid has none.
-
-    For a forward projection it writes both coordinates as products with this point's numbers in
-    place (its longitude and its Mercator latitude, evaluated), so what is left to work is two
-    multiplications by the same factor; an inverse is left to work in full."""
-    if problem.grid not in FORMULA_GRIDS:
-        return None
-    if problem.family == REPROJECT:
-        longitude = stated_factor(problem.inputs[0])
-        value = stated_factor(mercator_latitude(problem.inputs[1]))
-        return (
-            f"Formula: for this point, easting = {PER_DEGREE_M} × {longitude} and northing = {PER_DEGREE_M} "
-            f"× {value}. Multiply these two out as written. ({_SPHERE}; {PER_DEGREE_M} is R × π / 180, "
-            f"{longitude} is the longitude in degrees and {value} the point's Mercator latitude in degrees, "
-            "(180 / π) × ln(tan(45° + latitude / 2)), already worked out; nothing needs converting to radians.)"
-        )
-    if problem.family == INVERSE:
-        return (
-            f"Formula: {_SPHERE}. Work in degrees throughout: (1) longitude = easting / {PER_DEGREE_M}; "
-            "(2) t = exp(northing / 6378137), e to that power; (3) latitude = 2 × atan(t) − 90, where atan "
-            "gives an angle in degrees. A negative easting gives a western longitude and a negative "
-            "northing a southern latitude."
-        )
-    return None
-
-
-def formula_answer(problem: Problem) -> tuple[float, float]:
-    """The answer the stated formula gives, worked from the numbers the prompt prints."""
-    first, second = problem.inputs
-    if problem.family == REPROJECT:
-        return PER_DEGREE_M * first, PER_DEGREE_M * mercator_latitude(second)
-    if problem.family == INVERSE:
-        return first / PER_DEGREE_M, math.degrees(2.0 * math.atan(math.exp(second / SPHERE_M))) - 90.0
-    raise ValueError(f"no formula for a {problem.family} part")
 
 
 def user_prompt(problem: Problem, tolerance: float, guide: bool = False) -> str:
@@ -320,39 +260,37 @@ _COUNTS = {2: "two", 4: "four", 6: "six", 8: "eight"}
 
 
 def _worksheet(problems: list[Problem]) -> str:
-    """How to answer a task of Web Mercator forward parts only: each formula's two products to copy
-    and complete, then the answer line (the products' results are placeholders, nothing to copy).
+    """How to answer a task of forward parts with a formula only: each formula's lines to copy and
+    complete (`formula.worksheet_lines`: a Web Mercator point's two products, a UTM point's product
+    and sum per coordinate), then the answer line (the results are placeholders, nothing to copy).
     One part names its coordinates EASTING and NORTHING; several number them by part."""
     tags = [""] if len(problems) == 1 else [str(i) for i in range(1, len(problems) + 1)]
     products = [
-        f"{axis}{tag} = {PER_DEGREE_M} × {stated_factor(value)} = <product>"
-        for tag, problem in zip(tags, problems, strict=True)
-        for axis, value in (
-            ("easting", problem.inputs[0]),
-            ("northing", mercator_latitude(problem.inputs[1])),
-        )
+        line for tag, problem in zip(tags, problems, strict=True) for line in worksheet_lines(problem, tag)
     ]
+    sums = any("<sum>" in line for line in products)
     names = [f"{name}{tag}" for tag in tags for name in ("EASTING", "NORTHING")]
     if len(problems) == 1:
         put, rule = "putting your easting in place of EASTING and your northing in place of NORTHING", ""
     else:
         put = (
-            "with every name in it replaced by your product on the line of that name, EASTING1 by the "
-            "easting1 line's, and so on"
+            f"with every name in it replaced by your {'sum' if sums else 'product'} on the line of that "
+            "name, EASTING1 by the easting1 line's, and so on"
         )
         rule = "; an answer line that still holds a name scores 0"
     lines, count = "\n".join(products), _COUNTS.get(len(products), str(len(products)))
+    each = " and each <sum> with the sum" if sums else ""
     return (
         f"{GUIDE_OPENING}copy the {count} lines below, replacing each <product> with the product "
-        f"worked out digit by digit, then end your reply with the answer line, {put} (plain numbers{rule}, "
-        f"no digit grouping).\n{lines}\n<answer>{', '.join(names)}</answer>"
+        f"worked out digit by digit{each}, then end your reply with the answer line, {put} (plain "
+        f"numbers{rule}, no digit grouping).\n{lines}\n<answer>{', '.join(names)}</answer>"
     )
 
 
 def guide_line(problems: list[Problem]) -> str:
     """How to answer, for a guided task: working first, then the one block as its last line, with a
-    capitalised name in place of each number (no figures to copy). A task of Web Mercator forward
-    parts only gets a worksheet instead: its formulas' products to complete (`_worksheet`)."""
+    capitalised name in place of each number (no figures to copy). A task of forward parts with a
+    formula only gets a worksheet instead: its formulas' products to complete (`_worksheet`)."""
     if all(formula_line(p) and p.family == REPROJECT for p in problems):
         return _worksheet(problems)
     if len(problems) == 1:

@@ -12,7 +12,8 @@ smooth decay 1 / (1 + (error / (tolerance * halflife))^2); over several parts th
 ``error_ratio`` (error / tolerance) and ``answered`` (the reply parsed), and per family
 ``has_``, ``pass_`` and ``error_`` (`scoring`). ``level`` picks a rung of `levels.RUNGS`.
 ``guide`` (off by default; on at the low rungs) makes the prompt say how to answer and state the
-closed-form formula of a grid that has one (`prompt.task_prompt`).
+formula of a grid that has one (`prompt.task_prompt`): Web Mercator's closed form, or UTM's first
+order at a rounded point (``point_decimals``, `utm`).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from piv_core.tasksets.rescoring import Rescorable, TasksetConfig, merged_config
 from piv_core.tasksets.rng import Split, split_rng, task_id
 from pydantic import BaseModel, ValidationInfo, field_validator, model_serializer, model_validator
 
-from geo_reprojection_v1 import checks, generator, grading, prompt, reference, scoring
+from geo_reprojection_v1 import checks, generator, grading, prompt, reference, scoring, utm
 from geo_reprojection_v1.grids import GRIDS
 from geo_reprojection_v1.levels import RUNGS, TASK_KNOBS, task_knobs
 from geo_reprojection_v1.problem import BEARING, DISTANCE, FAMILIES, REPROJECT, Problem
@@ -194,16 +195,21 @@ class GeoConfig(TasksetConfig, MixKnobs):
     guide: bool = False
     """Say in the prompt how to answer (plain-text working, then one block whose numbers are named in
     order), state the scoring even for one part, and give each Web Mercator part its closed-form
-    formula; the system prompt's example then shows no figures. Off: the prompt as it always was."""
+    formula (and a rounded UTM point, see ``point_decimals``, UTM's first-order one); the system
+    prompt's example then shows no figures. Off: the prompt as it always was."""
     point_decimals: Annotated[int | None, integer()] = None
     """Draw each Web Mercator forward part's point with a longitude and a Mercator latitude of this
     many decimals, 2 degrees or more either way (`point_max` bounds them): 0, whole numbers; 1,
     tenths (a non-zero tenth), so its stated formula multiplies by such numbers; needs families
-    [reproject] and grids [webmerc].
+    [reproject] and grids [webmerc]. Or, 1 only, on northern WGS 84 UTM zones (grids some of
+    [utm10n, utm33n]): each point's longitude less the central meridian, d, and its meridian
+    distance in units of 110574.275822 m, μ, in tenths (d 1.5 to 2.9 either way, μ 2.1 to 59.9), so
+    that a guided prompt states UTM's first-order formula with its factors evaluated (`utm`).
     Unset (the default): any point."""
     point_max: Annotated[int, integer()] = generator.POINT_MAXES[-1]
-    """The largest whole part of those numbers (with ``point_decimals`` set): 9, single digits (2 to
-    9.9 degrees either way), so each product is by a one-digit number; 19 (the default), 2 to 19.9."""
+    """The largest whole part of a rounded Web Mercator point's numbers (with ``point_decimals`` set):
+    9, single digits (2 to 9.9 degrees either way), so each product is by a one-digit number; 19 (the
+    default), 2 to 19.9. A UTM point's numbers are bounded by its zone: leave it unset there."""
     level: Level = None
     """A rung of `levels.RUNGS` (1 easiest): sets families, grids, tolerance_scale,
     parts_per_task, scoring and, where the rung lists them, guide, point_decimals, point_max, task.graded,
@@ -270,13 +276,7 @@ class GeoConfig(TasksetConfig, MixKnobs):
                 )
         apply_level(self, {n: {k: v for k, v in r.items() if k not in TASK_KNOBS} for n, r in RUNGS.items()})
         self._task_level()
-        if self.point_decimals is not None and (self.families, self.grids) != ([REPROJECT], ["webmerc"]):
-            raise ValueError(
-                "point_decimals draws Web Mercator forward points only: it needs families ['reproject'] "
-                f"and grids ['webmerc'], got {self.families} and {self.grids}"
-            )
-        if self.point_decimals is None and self.point_max != generator.POINT_MAXES[-1]:
-            raise ValueError(f"point_max {self.point_max} bounds rounded points only: set point_decimals")
+        self._rounding()
         for family in FAMILIES:
             cap = grading.sentinel(family)
             if not self.tolerance(family) < cap:
@@ -285,6 +285,31 @@ class GeoConfig(TasksetConfig, MixKnobs):
                     f"{self.tolerance(family):g}, not below {cap:g}"
                 )
         return self
+
+    def _rounding(self) -> None:
+        """``point_decimals`` and ``point_max`` fit the families and grids (raised naming the knob)."""
+        default_max = generator.POINT_MAXES[-1]
+        if self.point_decimals is None:
+            if self.point_max != default_max:
+                raise ValueError(f"point_max {self.point_max} bounds rounded points only: set point_decimals")
+            return
+        on_utm = set(self.grids) <= set(utm.FORMULA_GRIDS)
+        if self.families != [REPROJECT] or not (self.grids == ["webmerc"] or on_utm):
+            raise ValueError(
+                "point_decimals draws Web Mercator or northern WGS 84 UTM forward points only: it needs "
+                f"families ['reproject'] and grids ['webmerc'] or some of {list(utm.FORMULA_GRIDS)}, got "
+                f"{self.families} and {self.grids}"
+            )
+        if on_utm and self.point_decimals != generator.UTM_DECIMALS:
+            raise ValueError(
+                f"point_decimals {self.point_decimals} on a UTM zone: a UTM point's d and μ are drawn in "
+                f"tenths, so point_decimals must be {generator.UTM_DECIMALS} there"
+            )
+        if on_utm and self.point_max != default_max:
+            raise ValueError(
+                f"point_max {self.point_max} bounds Web Mercator rounded points only: a UTM point's d and μ "
+                "are bounded by its zone and band (1.5 to 2.9 either way, 2.1 to 59.9); leave point_max unset"
+            )
 
     def _task_level(self) -> None:
         """Fill in the task knobs the rung lists (`TASK_KNOBS`), refusing a given value that differs."""

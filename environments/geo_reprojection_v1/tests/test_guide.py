@@ -7,7 +7,7 @@ import math
 import statistics
 
 import pytest
-from geo_reprojection_v1 import baselines, prompt
+from geo_reprojection_v1 import baselines, formula, prompt
 from geo_reprojection_v1.grids import GRIDS
 from geo_reprojection_v1.levels import RUNGS
 from geo_reprojection_v1.problem import INVERSE, REPROJECT, Problem
@@ -54,7 +54,7 @@ def test_the_low_rungs_are_guided_and_graded_and_the_top_is_not():
 
 
 def test_guide_off_is_the_prompt_as_it_was():
-    for knobs in ({}, {"parts_per_task": 3}, {"level": 6}):
+    for knobs in ({}, {"parts_per_task": 3}, {"level": 7}):
         data = make_task_data(GeoConfig(**knobs), 2)
         assert data.system_prompt == prompt.SYSTEM_PROMPT and not prompt.guided(data.prompt)
         assert "Formula:" not in data.prompt and "How to answer" not in data.prompt
@@ -94,19 +94,19 @@ def test_the_stated_formula_agrees_with_proj_to_six_centimetres():
                 point = (lon + lon_off, lat + lat_off)
                 problem = Problem(REPROJECT, "webmerc", point)
                 key = solve(problem)
-                worked = prompt.formula_answer(problem)
+                worked = formula.formula_answer(problem)
                 worst = max(worst, math.hypot(worked[0] - key[0], worked[1] - key[1]))
                 back = Problem(INVERSE, "webmerc", tuple(round(v, 3) for v in key))
-                lon_lat = prompt.formula_answer(back)
+                lon_lat = formula.formula_answer(back)
                 assert lon_lat == pytest.approx(solve(back), abs=1e-8)
     assert worst < 0.06  # the Mercator latitude is stated to six decimals, as the inputs are
 
 
 def test_validate_rejects_a_tampered_guide_formula_or_system_prompt():
-    for task in _tasks(4, level=5, seed=5):
+    for task in _tasks(4, level=6, seed=5):
         data = task.data
         assert _valid(task)
-        formula = prompt.formula_line(Problem(REPROJECT, "webmerc", (1.0, 2.0)))
+        line = formula.formula_line(Problem(REPROJECT, "webmerc", (1.0, 2.0)))
         for update in (
             {"system_prompt": prompt.SYSTEM_PROMPT},
             {"prompt": data.prompt.replace("step by step", "quickly")},
@@ -114,7 +114,7 @@ def test_validate_rejects_a_tampered_guide_formula_or_system_prompt():
             {"prompt": data.prompt.replace("6378137 × ln", "6371000 × ln")},
             {"prompt": data.prompt.replace("(45° + latitude / 2)) = ", "(45° + latitude / 2)) = 1")},
             {"prompt": data.prompt.replace("EASTING1, NORTHING1", "NORTHING1, EASTING1")},
-            {"prompt": data.prompt.replace("Datum shift: none;", f"{formula}\nDatum shift: none;", 1)},
+            {"prompt": data.prompt.replace("Datum shift: none;", f"{line}\nDatum shift: none;", 1)},
         ):
             if update.get("prompt") == data.prompt:
                 continue
@@ -134,11 +134,16 @@ def test_a_level_that_sets_the_task_knobs_refuses_other_values_naming_them():
     again = GeoConfig.model_validate(GeoConfig(level=1).model_dump())
     assert again.task == GeoConfig(level=1).task and again.guide
     # A rung that does not list the task knobs leaves them as given.
-    assert GeoConfig(level=6, task=GeoTaskConfig(graded=True)).task.graded
+    assert GeoConfig(level=7, task=GeoTaskConfig(graded=True)).task.graded
 
 
-ROUNDED = [level for level, rung in RUNGS.items() if rung.get("point_decimals") is not None]
-"""The rungs of rounded Web Mercator points, each part's formula a worksheet of two products."""
+ROUNDED = [
+    level
+    for level, rung in RUNGS.items()
+    if rung.get("point_decimals") is not None and rung["grids"] == ["webmerc"]
+]
+"""The rungs of rounded Web Mercator points, each part's formula a worksheet of two products (the
+rung of rounded UTM points has its own tests, `test_utm`)."""
 
 
 @pytest.fixture(scope="module", params=ROUNDED)
@@ -149,7 +154,7 @@ def rounded(request) -> list[GeoTask]:
 def test_at_the_rounded_rungs_no_degenerate_answer_earns_more_than_a_rough_honest_one(rounded):
     def rough(part, error):
         lon, lat = part.inputs
-        return prompt.formula_answer(Problem(REPROJECT, part.grid, (lon, lat)))[0] * (1 + error), part.key[
+        return formula.formula_answer(Problem(REPROJECT, part.grid, (lon, lat)))[0] * (1 + error), part.key[
             1
         ] * (1 + error)
 
@@ -159,15 +164,15 @@ def test_at_the_rounded_rungs_no_degenerate_answer_earns_more_than_a_rough_hones
         "example": lambda part: (512345.678, 6123456.789),
         "swapped": lambda part: (part.key[1], part.key[0]),
         "lat_lon_swapped": lambda part: tuple(reversed(part.inputs)),
-        "stated_factors": lambda part: (part.inputs[0], prompt.mercator_latitude(part.inputs[1])),
-        "stated_constant": lambda part: (prompt.PER_DEGREE_M, prompt.PER_DEGREE_M),
+        "stated_factors": lambda part: (part.inputs[0], formula.mercator_latitude(part.inputs[1])),
+        "stated_constant": lambda part: (formula.PER_DEGREE_M, formula.PER_DEGREE_M),
     }
     # Swapped coordinates are the right answer where a point's two numbers are equal (one part in
     # sixteen at single digits): judged where they differ.
     differ = [
         task
         for task in rounded
-        if all(part.inputs[0] != prompt.mercator_latitude(part.inputs[1]) for part in task.data.parts)
+        if all(part.inputs[0] != formula.mercator_latitude(part.inputs[1]) for part in task.data.parts)
     ]
     floor = {
         name: _mean(differ if name == "swapped" else rounded, answer) for name, answer in degenerate.items()
@@ -201,15 +206,15 @@ def test_the_rounded_rungs_multiply_by_the_rungs_numbers_only(rounded):
         tags = [""] if len(task.data.parts) == 1 else [str(i) for i in range(1, len(task.data.parts) + 1)]
         for tag, part in zip(tags, task.data.parts, strict=True):
             lon, lat = part.inputs
-            mercator = prompt.mercator_latitude(lat)
+            mercator = formula.mercator_latitude(lat)
             for value in (lon, mercator):
                 assert round(value, places) == value and (round(value) == value) == (places == 0), (
                     task.data.id
                 )
             sizes |= {abs(lon), abs(mercator)}
-            assert f"easting{tag} = 111319.490793 × {prompt.stated_factor(lon)} = <product>" in worksheet
+            assert f"easting{tag} = 111319.490793 × {formula.stated_factor(lon)} = <product>" in worksheet
             assert (
-                f"northing{tag} = 111319.490793 × {prompt.stated_factor(mercator)} = <product>" in worksheet
+                f"northing{tag} = 111319.490793 × {formula.stated_factor(mercator)} = <product>" in worksheet
             )
     if places == 0:
         assert sizes == set(range(2, largest + 1))
@@ -244,8 +249,11 @@ def test_the_baseline_endpoint_knows_the_guided_system_prompt_as_this_environmen
 @pytest.mark.parametrize(
     ("knobs", "named"),
     [
-        ({"point_decimals": 0}, "point_decimals draws Web Mercator forward points only"),
-        ({"point_decimals": 1, "families": ["reproject"], "grids": ["utm33n"]}, "point_decimals"),
+        (
+            {"point_decimals": 0},
+            "point_decimals draws Web Mercator or northern WGS 84 UTM forward points only",
+        ),
+        ({"point_decimals": 1, "families": ["reproject"], "grids": ["utm56s"]}, "point_decimals draws"),
         (
             {"point_decimals": 2, "families": ["reproject"], "grids": ["webmerc"]},
             "point_decimals must be one of",
@@ -261,7 +269,7 @@ def test_the_baseline_endpoint_knows_the_guided_system_prompt_as_this_environmen
             {"point_decimals": 0, "families": ["reproject"], "grids": ["webmerc"], "point_max": 12},
             "point_max must be",
         ),
-        ({"level": 5, "point_max": 9}, "point_max 9 bounds rounded points only"),
+        ({"level": 6, "point_max": 9}, "point_max 9 bounds rounded points only"),
         (
             {"level": 1, "task": {"graded": True, "graded_per_coordinate": False}},
             "task.graded_per_coordinate",
@@ -281,6 +289,6 @@ def test_point_decimals_alone_draws_rounded_points_on_web_mercator(decimals, lar
     assert GeoConfig.model_validate(dumped) == config
     for idx in range(30):
         lon, lat = make_task_data(config, idx).inputs
-        for value in (lon, prompt.mercator_latitude(lat)):
+        for value in (lon, formula.mercator_latitude(lat)):
             assert 2 <= abs(value) < largest + 1 and round(value, decimals) == value, (idx, value)
             assert (round(value) == value) == (decimals == 0), (idx, value)

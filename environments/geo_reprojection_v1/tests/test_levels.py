@@ -34,8 +34,8 @@ def _tasks(level: int, count: int, seed: int = 3, **task_config: object) -> list
     return [GeoTask(make_task_data(config, idx), config.task) for idx in range(count)]
 
 
-def test_the_ladder_has_four_to_eight_rungs_and_each_passes_the_knob_checks():
-    assert 4 <= len(RUNGS) <= 8
+def test_the_ladder_has_four_to_nine_rungs_and_each_passes_the_knob_checks():
+    assert 4 <= len(RUNGS) <= 9
     for level, rung in RUNGS.items():
         knobs = {name: value for name, value in rung.items() if name not in TASK_KNOBS}
         task = {name: value for name, value in rung.items() if name in TASK_KNOBS}
@@ -47,10 +47,15 @@ def test_the_ladder_has_four_to_eight_rungs_and_each_passes_the_knob_checks():
 
 
 def test_rungs_only_ever_widen_the_mix_and_tighten_the_tolerance():
+    # The rounded-point rungs each keep to the grids of one formula (Web Mercator's, then UTM's); every
+    # rung above them draws from every grid of the rungs below it.
     for lower, upper in zip(LEVELS, LEVELS[1:], strict=False):
         low, high = RUNGS[lower], RUNGS[upper]
-        assert set(low["families"]) <= set(high["families"]) and set(low["grids"]) <= set(high["grids"])
+        assert set(low["families"]) <= set(high["families"])
         assert high["tolerance_scale"] <= low["tolerance_scale"]
+        if "point_decimals" not in high:
+            below = {grid for level in LEVELS if level <= lower for grid in RUNGS[level]["grids"]}
+            assert below <= set(high["grids"]), (lower, upper)
     top = RUNGS[LEVELS[-1]]
     assert set(top["families"]) == set(FAMILIES) and set(top["grids"]) == set(GRIDS)
     assert top["tolerance_scale"] < 1.0 and top["parts_per_task"] > 1 and top["scoring"] == "all"
@@ -94,7 +99,7 @@ def test_the_prompt_states_every_part_its_tolerance_and_the_scoring(level):
 
 
 def test_a_wrong_part_costs_its_share_under_fraction_and_everything_under_all():
-    for level, expected in ((7, 2 / 3), (8, 0.0)):
+    for level, expected in ((8, 2 / 3), (9, 0.0)):
         for task in _tasks(level, 5):
             values = list(baselines._solve(task.data.prompt))
             values[0] += 1e7
@@ -124,7 +129,7 @@ def test_graded_parts_are_announced_and_averaged():
 
 
 def test_validate_rejects_a_tampered_part_or_scoring_statement():
-    for task in _tasks(6, 6):
+    for task in _tasks(7, 6):
         data = task.data
         more = list(data.more_parts)
         key = list(more[-1].key)

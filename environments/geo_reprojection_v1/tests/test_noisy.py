@@ -38,7 +38,7 @@ def test_p_zero_is_the_oracle(knobs):
 
 def test_the_same_seed_gives_the_same_reply():
     replies = {}
-    for task in _tasks(30, level=5):
+    for task in _tasks(30, level=6):
         conversation = _conversation(task.data)
         first = baselines.noisy(conversation, 0.5, random.Random(f"{task.data.id}:0"))
         assert first == baselines.noisy(conversation, 0.5, random.Random(f"{task.data.id}:0"))

@@ -1,0 +1,257 @@
+"""The rung of rounded UTM points: the first-order formula its prompt states, how close it is to
+PROJ, a solver that reads only the prompt, the floor of answers that skip the work, and its knobs."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+import re
+import statistics
+from decimal import Decimal
+
+import pytest
+from geo_reprojection_v1 import baselines, formula, generator, prompt, reference, utm
+from geo_reprojection_v1.levels import RUNGS
+from geo_reprojection_v1.problem import REPROJECT, Problem
+from geo_reprojection_v1.taskset import GeoConfig, GeoTask, make_task_data
+from piv_core.baseline.shortcuts import conversation_of
+from piv_core.testing import score_reply
+from pydantic import ValidationError
+
+UTM_RUNGS = [
+    level for level, rung in RUNGS.items() if rung.get("point_decimals") and rung["grids"] != ["webmerc"]
+]
+
+
+def _tasks(count: int, **knobs: object) -> list[GeoTask]:
+    config = GeoConfig(**knobs)
+    return [GeoTask(make_task_data(config, idx), config.task) for idx in range(count)]
+
+
+def _valid(task: GeoTask) -> bool:
+    return asyncio.run(task.validate(None))  # type: ignore[arg-type]
+
+
+def _reply(values) -> str:
+    return "Working.\n<answer>" + ", ".join(repr(float(v)) for v in values) + "</answer>"
+
+
+@pytest.fixture(scope="module", params=UTM_RUNGS)
+def rung(request) -> list[GeoTask]:
+    return _tasks(200, level=request.param, seed=11)
+
+
+def test_there_is_one_utm_rung_above_the_web_mercator_points_and_below_the_mixed_parts():
+    (level,) = UTM_RUNGS
+    assert RUNGS[level - 1]["grids"] == ["webmerc"] and len(RUNGS[level + 1]["families"]) == 2
+    config = GeoConfig(level=level)
+    assert config.grids == list(utm.FORMULA_GRIDS) == ["utm10n", "utm33n"] and config.point_decimals == 1
+    assert config.guide and config.task.graded_per_coordinate and config.task.graded_halflife == 15.0
+    assert config.tolerance("reproject") == 1000.0 and config.parts_per_task == 1
+
+
+def test_the_formula_is_within_its_stated_bound_of_proj_at_every_rounded_point():
+    worst = 0.0
+    for grid in utm.FORMULA_GRIDS:
+        meridian = utm.central_meridian(grid)
+        for lat in (0.5, 10.0, 33.3, 60.0, 80.0):  # μ is PROJ's northing on the central meridian over C
+            northing = reference.forward(grid, meridian, lat)[1]
+            assert utm.arc(lat) * utm.PER_DEGREE_M == pytest.approx(northing, abs=1e-3)
+        for offset in (*utm.OFFSETS, *(-d for d in utm.OFFSETS)):
+            for mu in utm.ARCS:
+                problem = Problem(REPROJECT, grid, utm.point(grid, offset, mu))
+                found = utm.numbers(problem)
+                assert found is not None and (found.offset, found.mu) == (offset, mu)
+                worked, key = formula.formula_answer(problem), reference.solve(problem)
+                worst = max(worst, math.hypot(worked[0] - key[0], worked[1] - key[1]))
+    assert 100.0 < worst <= utm.FORMULA_BOUND_M == 200.0, worst
+
+
+def test_a_utm_point_drawn_anywhere_states_no_formula():
+    rng = random.Random(5)
+    for grid in utm.FORMULA_GRIDS:
+        assert not any(utm.numbers(Problem(REPROJECT, grid, generator.point(rng, grid))) for _ in range(3000))
+    for task in _tasks(60, level=max(UTM_RUNGS) + 1):
+        for part, text in zip(task.data.parts, prompt.part_texts(task.data.prompt), strict=True):
+            assert ("Formula: " in text) == (part.grid == "webmerc"), task.data.id
+
+
+_WORKSHEET = re.compile(
+    r"^easting = (\S+) \+ (\S+) × (\S+) = \1 \+ <product> = <sum>\n"
+    r"northing = (\S+) × (\S+) \+ (\S+) = <product> \+ \6 = <sum>\n<answer>EASTING, NORTHING</answer>$",
+    re.MULTILINE,
+)
+
+
+def _solve_from_the_prompt(text: str) -> tuple[Decimal, Decimal]:
+    """What a solver that reads only the prompt's worksheet and does its arithmetic answers."""
+    false_easting, per_degree, offset, meridian, mu, curvature = map(
+        Decimal, _WORKSHEET.search(text).groups()
+    )
+    return false_easting + per_degree * offset, meridian * mu + curvature
+
+
+def test_a_solver_reading_only_the_prompt_works_the_worksheet_to_within_the_bound(rung):
+    for task in rung:
+        text, key = task.data.prompt, task.data.key
+        assert "within 200 m of the exact point" in text and text.count("Formula: ") == 1
+        easting, northing = _solve_from_the_prompt(text)
+        assert math.hypot(float(easting) - key[0], float(northing) - key[1]) <= 200.0, task.data.id
+        assert score_reply(task, _reply((easting, northing))).reward > 0.999
+        assert _valid(task), task.data.id
+
+
+def test_the_rung_draws_tenths_over_the_whole_band_on_both_zones(rung):
+    found = [utm.numbers(Problem(REPROJECT, t.data.grid, tuple(t.data.inputs))) for t in rung]
+    assert all(found) and {t.data.grid for t in rung} == set(utm.FORMULA_GRIDS)
+    offsets, arcs = {abs(f.offset) for f in found}, {f.mu for f in found}
+    assert offsets <= set(utm.OFFSETS) and min(offsets) == 1.5 and max(offsets) == 2.9
+    assert arcs <= set(utm.ARCS) and min(arcs) < 5 and max(arcs) > 55
+    assert {f.offset > 0 for f in found} == {True, False}
+
+
+def _numbers(task: GeoTask) -> tuple[float, ...]:
+    found = utm.numbers(Problem(REPROJECT, task.data.grid, tuple(task.data.inputs)))
+    lon, lat = task.data.inputs
+    easting, northing = task.data.key
+    return (*found, utm.PER_DEGREE_M, lon, lat, easting, northing)
+
+
+EASTINGS = {
+    "zero": lambda d, mu, e, h, c, lon, lat, x, y: 0.0,
+    "longitude": lambda d, mu, e, h, c, lon, lat, x, y: lon,
+    "latitude": lambda d, mu, e, h, c, lon, lat, x, y: lat,
+    "false easting alone": lambda d, mu, e, h, c, lon, lat, x, y: 500000.0,
+    "500000 + d": lambda d, mu, e, h, c, lon, lat, x, y: 500000 + d,
+    "500000 + E": lambda d, mu, e, h, c, lon, lat, x, y: 500000 + e,
+    "500000 + E + d": lambda d, mu, e, h, c, lon, lat, x, y: 500000 + e + d,
+    "E × d without 500000": lambda d, mu, e, h, c, lon, lat, x, y: e * d,
+    "500000 − E × d": lambda d, mu, e, h, c, lon, lat, x, y: 500000 - e * d,
+    "E": lambda d, mu, e, h, c, lon, lat, x, y: e,
+    "the northing": lambda d, mu, e, h, c, lon, lat, x, y: y,
+}
+"""Eastings that skip the product E × d, or misplace it."""
+NORTHINGS = {
+    "zero": lambda d, mu, e, h, c, lon, lat, x, y: 0.0,
+    "latitude": lambda d, mu, e, h, c, lon, lat, x, y: lat,
+    "C": lambda d, mu, e, h, c, lon, lat, x, y: c,
+    "μ + h": lambda d, mu, e, h, c, lon, lat, x, y: mu + h,
+    "C + μ + h": lambda d, mu, e, h, c, lon, lat, x, y: c + mu + h,
+    "C + h": lambda d, mu, e, h, c, lon, lat, x, y: c + h,
+    "h": lambda d, mu, e, h, c, lon, lat, x, y: h,
+    "500000": lambda d, mu, e, h, c, lon, lat, x, y: 500000.0,
+    "the easting": lambda d, mu, e, h, c, lon, lat, x, y: x,
+}
+"""Northings that skip the product C × μ."""
+
+
+def _mean(tasks: list[GeoTask], easting, northing) -> float:
+    return statistics.mean(
+        score_reply(task, _reply((easting(*_numbers(task)), northing(*_numbers(task))))).reward
+        for task in tasks
+    )
+
+
+def test_no_answer_that_skips_both_products_earns_more_than_three_hundredths(rung):
+    floor = {(a, b): _mean(rung, EASTINGS[a], NORTHINGS[b]) for a in EASTINGS for b in NORTHINGS}
+    assert max(floor.values()) < 0.03, max(floor.items(), key=lambda item: item[1])
+
+
+def test_each_product_earns_its_half_and_the_curvature_term_a_small_part(rung):
+    def right(d, mu, e, h, c, lon, lat, x, y):
+        return x
+
+    def north(d, mu, e, h, c, lon, lat, x, y):
+        return y
+
+    # One right coordinate earns half, whatever the other skips.
+    for name, easting in EASTINGS.items():
+        assert 0.5 <= _mean(rung, easting, north) < 0.515, name
+    for name, northing in NORTHINGS.items():
+        assert 0.5 <= _mean(rung, right, northing) < 0.515, name
+    # The formula worked without its curvature term h (at most 4.1 km) is a near-right answer: the
+    # term is a correction inside the 15 km half-life, not the work; the products are.
+    without_h = _mean(rung, lambda d, mu, e, h, c, *_: 500000 + e * d, lambda d, mu, e, h, c, *_: c * mu)
+    assert 0.95 < without_h < 1.0, without_h
+    rough = {
+        error: _mean(
+            rung,
+            lambda d, mu, e, h, c, *_, r=error: 500000 + e * d * (1 + r),
+            lambda d, mu, e, h, c, *_, r=error: c * mu * (1 + r) + h,
+        )
+        for error in (0.001, 0.01, 0.05)
+    }
+    # Products right to 0.1 %, 1 % and 5 % (a northing of up to 6.6 Mm is 66 km out at 1 %).
+    assert rough[0.001] > 0.95 and rough[0.01] > 0.6 and rough[0.05] > 0.3, rough
+
+
+def test_validate_rejects_a_tampered_utm_formula_or_worksheet(rung):
+    for task in rung[:6]:
+        data = task.data
+        found = utm.numbers(Problem(REPROJECT, data.grid, tuple(data.inputs)))
+        h = formula.stated_factor(found.curvature)
+        line = next(line for line in data.prompt.splitlines() if line.startswith("Formula: "))
+        for update in (
+            data.prompt.replace(line + "\n", ""),
+            data.prompt.replace("within 200 m of the exact point", "within 20 m of the exact point"),
+            data.prompt.replace(f"+ {h}.", f"+ {h}1."),
+            data.prompt.replace(f"+ {h} = <product>", f"+ {h}1 = <product>"),
+            data.prompt.replace("= <sum>", "= <product>", 1),
+            data.prompt.replace("easting = 500000 +", "easting = 400000 +"),
+            data.prompt.replace("110574.275822", "110574.275823"),
+        ):
+            assert update != data.prompt
+            assert not _valid(GeoTask(data.model_copy(update={"prompt": update}), task.config)), update
+
+
+def test_the_noisy_solver_falls_with_p_and_the_oracle_scores_one(rung):
+    means = [
+        statistics.mean(
+            score_reply(
+                t, baselines.noisy(conversation_of(t.data), p, random.Random(f"{t.data.id}:{p}"))
+            ).reward
+            for t in rung[:100]
+        )
+        for p in (0.0, 0.25, 0.5, 0.75, 1.0)
+    ]
+    assert means[0] == 1.0 and means[-1] < 0.05 and all(a > b for a, b in zip(means, means[1:], strict=False))
+
+
+@pytest.mark.parametrize(
+    ("knobs", "named"),
+    [
+        ({"point_decimals": 1, "families": ["reproject"], "grids": ["utm56s"]}, "point_decimals draws"),
+        (
+            {"point_decimals": 1, "families": ["reproject"], "grids": ["webmerc", "utm33n"]},
+            "point_decimals draws",
+        ),
+        (
+            {"point_decimals": 1, "families": ["reproject", "inverse"], "grids": ["utm33n"]},
+            "point_decimals draws",
+        ),
+        (
+            {"point_decimals": 0, "families": ["reproject"], "grids": ["utm10n"]},
+            "point_decimals 0 on a UTM zone",
+        ),
+        (
+            {"point_decimals": 1, "families": ["reproject"], "grids": ["utm33n"], "point_max": 9},
+            "point_max 9",
+        ),
+        ({"level": 5, "point_max": 9}, "point_max 9 bounds Web Mercator rounded points only"),
+        ({"level": 5, "point_decimals": 0}, "point_decimals was given"),
+        ({"level": 5, "grids": ["webmerc"]}, "grids"),
+    ],
+)
+def test_the_utm_rounding_fails_at_load_naming_the_knob(knobs, named):
+    with pytest.raises(ValidationError, match=named):
+        GeoConfig(**knobs)
+
+
+@pytest.mark.parametrize("guide", [False, True])
+def test_point_decimals_alone_draws_rounded_utm_points(guide):
+    config = GeoConfig(point_decimals=1, families=["reproject"], grids=["utm33n"], guide=guide, seed=2)
+    for idx in range(30):
+        data = make_task_data(config, idx)
+        assert utm.numbers(Problem(REPROJECT, "utm33n", tuple(data.inputs))) is not None
+        assert ("Formula: " in data.prompt) == guide and ("<sum>" in data.prompt) == guide
