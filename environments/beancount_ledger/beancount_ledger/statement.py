@@ -1,7 +1,8 @@
 """The bank statement as given (``bank_statement.csv``): its lines, read once, for every module that reads it.
 
 A leaf module (the standard library only), so that the reference bookkeeper, the side-by-side view and
-the low rungs' ``book_correction`` share one reading of the file without an import circle.
+the low rungs' appending tools (``book_correction``, ``correct_bank_line``) share one reading of the
+file without an import circle.
 """
 
 from __future__ import annotations
