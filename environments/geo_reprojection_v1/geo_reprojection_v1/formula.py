@@ -96,9 +96,19 @@ def formula_bound(problem: Problem) -> float | None:
     return utm.FORMULA_BOUND_M if problem.grid != "webmerc" and formula_line(problem) else None
 
 
+def _utm_factors(found: utm.Numbers) -> tuple[str, str, str, str, str]:
+    """E, d, C, μ and h as the formula and its worksheet print them."""
+    return (
+        stated_factor(found.per_degree),
+        _tenth(found.offset),
+        stated_factor(utm.PER_DEGREE_M),
+        _tenth(found.mu),
+        _tenth(found.curvature),
+    )
+
+
 def _utm_line(grid: str, found: utm.Numbers) -> str:
-    east, offset, mu = stated_factor(found.per_degree), _tenth(found.offset), _tenth(found.mu)
-    per_degree, curve = stated_factor(utm.PER_DEGREE_M), _tenth(found.curvature)
+    east, offset, per_degree, mu, curve = _utm_factors(found)
     meridian = stated_factor(utm.central_meridian(grid))
     return (
         f"Formula: for this point, easting = {utm.FALSE_EASTING_M} + {east} × {offset} and northing = "
@@ -130,8 +140,8 @@ def worksheet_lines(problem: Problem, tag: str = "") -> list[str]:
     found = utm.numbers(problem)
     if found is None:
         raise ValueError(f"no worksheet for a {problem.family} part on {problem.grid} at {problem.inputs}")
-    east, offset, mu = stated_factor(found.per_degree), _tenth(found.offset), _tenth(found.mu)
-    per_degree, curve, false = stated_factor(utm.PER_DEGREE_M), _tenth(found.curvature), utm.FALSE_EASTING_M
+    east, offset, per_degree, mu, curve = _utm_factors(found)
+    false = utm.FALSE_EASTING_M
     return [
         f"easting{tag} = {false} + {east} × {offset} = {false} + <product> = <sum>",
         f"northing{tag} = {per_degree} × {mu} + {curve} = <product> + {curve} = <sum>",
