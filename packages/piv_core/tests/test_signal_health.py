@@ -35,6 +35,49 @@ def test_render_lists_every_skill_metric():
     assert "| `silent` | 1 | 1 | 0.000 | 0.00 | 1.00 | 0 | – | – | – | 0.00 | – |" in table
 
 
+def test_the_ladder_names_the_rungs_with_signal_and_the_cliffs():
+    """Signal: a mean of 0.05 or more and a group that varies. A cliff: keeping under 0.3 of the
+    mean of a rung above 0.05; below that floor any step is allowed."""
+    model = {
+        1: {"a": [0.5, 1.0], "b": [0.0, 0.5]},  # 0.5, both groups vary
+        2: {"a": [0.2, 0.0], "b": [0.2, 0.2]},  # 0.15: keeps 0.30 of 0.5, one group varies
+        3: {"a": [0.04, 0.0], "b": [0.0, 0.0]},  # 0.01: under the floor, and 0.07 of 0.15
+        5: {"a": [0.0, 0.0], "b": [0.0, 0.0]},  # 0: no cliff below a rung under the floor
+        6: {"a": [0.1, 0.1], "b": [0.1, 0.1]},  # 0.1 but no group varies: no signal
+    }
+    by_level = {
+        level: [_result("m", rewards), PolicyResult("oracle", 1, {t: [1.0] for t in rewards})]
+        for level, rewards in model.items()
+    }
+    text = signal_health.ladder("env", by_level)
+    body = text.split("|---|---|---|---|---|\n")[1].split("\n\n")[0]
+    cells = [[cell.strip() for cell in line.split("|")[1:-1]] for line in body.splitlines()]
+    assert cells == [
+        ["1", "0.500", "1.00", "yes", "–"],
+        ["2", "0.150", "0.50", "yes", "0.30"],
+        ["3", "0.010", "0.50", "no", "0.07: **cliff**"],
+        ["5", "0.000", "0.00", "no", "0.00 of rung 3"],
+        ["6", "0.100", "0.00", "no", "–"],
+    ]
+    assert "the ladder for `m`" in text and "`oracle`" not in text  # deterministic policies: no ladder
+    assert "2 (1, 2)" in text and "cliffs (keeping under 0.3 of a rung above 0.05): 2 → 3." in text
+    assert signal_health.ladder("env", {1: by_level[1]}) == ""  # one rung: nothing to compare
+
+
+def test_a_run_over_rungs_ends_on_the_ladder(tmp_path, monkeypatch, capsys):
+    means = {1: [1.0, 0.5], 2: [0.0, 0.1]}
+
+    def run(env_id, policy, level, tasks, group, runs, knobs, **options):
+        return _result(policy, {"a": means[level], "b": means[level][::-1]})
+
+    monkeypatch.setattr(signal_health, "run_policy", run)
+    out = tmp_path / "signal.md"
+    signal_health.main(["env", "--levels", "1,2", "--model", "m", "-r", "2", "-o", str(out)])
+    written = out.read_text()
+    assert written.endswith("cliffs (keeping under 0.3 of a rung above 0.05): 1 → 2.\n")
+    assert "### env, level 2" in written and "### env, the ladder for `m`" in capsys.readouterr().out
+
+
 @pytest.mark.e2e
 def test_signal_through_eval(tmp_path, capsys):
     out = tmp_path / "signal.md"

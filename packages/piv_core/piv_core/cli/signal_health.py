@@ -25,7 +25,11 @@ It reports, per rung and policy:
   metric above 0, where the environment records one); "–" where no task has it;
 
 and per rung, the share of tasks on which the policies' mean rewards differ (the tasks that
-tell skill levels apart). The markdown goes to stdout and to ``-o``; the runs stay under
+tell skill levels apart). Over two rungs or more, each policy run in groups (the model, the noisy
+ones) also gets the ladder at a glance (`ladder`): per rung its mean, the share of groups whose
+rewards vary, whether the rung gives signal (a mean of at least `SIGNAL_FLOOR` and a group that
+varies), and the share of the rung below's mean it keeps, a cliff where that rung's mean is above
+`SIGNAL_FLOOR` and it keeps less than `KEEP`. The markdown goes to stdout and to ``-o``; the runs stay under
 ``--runs`` for ``summarize`` and ``compare`` (``--reuse`` reads runs already there instead of
 running them again).
 """
@@ -54,6 +58,11 @@ FORMAT_METRICS = ("parsed", "answered")
 
 
 MAX_LEVELS = 32
+SIGNAL_FLOOR = 0.05
+"""The least mean reward at which a rung, with a group whose rewards vary, gives a policy signal."""
+KEEP = 0.3
+"""The least share of the rung below's mean (where that is above `SIGNAL_FLOOR`) a rung keeps
+without being a cliff."""
 
 
 @dataclass
@@ -227,6 +236,55 @@ def render(env_id: str, level: int | None, results: list[PolicyResult], tasks: i
     return "\n".join(lines) + "\n"
 
 
+def ladder(env_id: str, by_level: dict[int, list[PolicyResult]]) -> str:
+    """Each policy run in groups over the rungs of `by_level`, in rung order: its mean, the share of
+    groups that vary, whether it gives signal, and what it keeps of the mean of the rung before
+    it in this run (named where that is not the rung just below); then the rungs with signal and
+    the cliffs. Empty when fewer than two rungs or no policy ran in groups."""
+    levels = sorted(by_level)
+    grouped = [r.policy for r in by_level[levels[0]] if r.group > 1] if len(levels) > 1 else []
+    sections = []
+    for policy in grouped:
+        rows, signal, cliffs, below = [], [], [], None
+        for level in levels:
+            result = next((r for r in by_level[level] if r.policy == policy), None)
+            if result is None:
+                continue
+            varying = 1 - result.zero_variance_share
+            if result.mean >= SIGNAL_FLOOR and varying > 0:
+                signal.append(level)
+            keeps = "–"
+            if below is not None and below[1] > 0:
+                share = result.mean / below[1]
+                named = "" if below[0] == level - 1 else f" of rung {below[0]}"
+                cliff = below[1] > SIGNAL_FLOOR and share < KEEP
+                keeps = f"{share:.2f}{named}" + (": **cliff**" if cliff else "")
+                if cliff:
+                    cliffs.append(f"{below[0]} → {level}")
+            rows.append(
+                f"| {level} | {result.mean:.3f} | {_share(varying)} "
+                f"| {'yes' if level in signal else 'no'} | {keeps} |"
+            )
+            below = (level, result.mean)
+        sections.append(
+            "\n".join(
+                [
+                    f"### {env_id}, the ladder for `{policy}`",
+                    "",
+                    "| rung | mean reward | groups varying | signal | keeps of the rung below |",
+                    "|---|---|---|---|---|",
+                    *rows,
+                    "",
+                    f"Rungs with signal (a mean of {SIGNAL_FLOOR:g} or more, a group varying): "
+                    f"{len(signal)} ({', '.join(map(str, signal)) or 'none'}); cliffs (keeping under "
+                    f"{KEEP:g} of a rung above {SIGNAL_FLOOR:g}): {', '.join(cliffs) or 'none'}.",
+                ]
+            )
+            + "\n"
+        )
+    return "\n".join(sections)
+
+
 def _floats(text: str) -> list[float]:
     values = [v.strip() for v in text.split(",") if v.strip()]
     if not values or not all(DECIMAL.fullmatch(v) and 0 <= float(v) <= 1 for v in values):
@@ -296,7 +354,7 @@ def main(argv: list[str] | None = None) -> None:
         if registered and registered.skill_prefixes
         else SKILL_PREFIXES,
     }
-    sections = []
+    sections, by_level = [], {}
     for level in levels:
         start = time.perf_counter()
         results = [
@@ -307,6 +365,11 @@ def main(argv: list[str] | None = None) -> None:
         print(section, flush=True)
         print(f"({time.perf_counter() - start:.0f} s)\n", file=sys.stderr, flush=True)
         sections.append(section)
+        if level is not None:
+            by_level[level] = results
+    if summary := ladder(args.env_id, by_level):
+        print(summary, flush=True)
+        sections.append(summary)
     if args.output:
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text("\n".join(sections))
