@@ -6,8 +6,8 @@ manifest) are seeded into the rollout's state and written into its workspace; th
 through six tools (rungs 1 to 5: five, with ``correct_bank_line`` or ``book_correction``; one server
 per env worker, shared by its rollouts, serving each rollout's files from its state: `tools.py`)
 and writes the corrected ledger.
-Reward (`ledger`, weight 1): `scorer.score` of the latest ledger accepted by `write_ledger`,
-run in a sandbox worker off the event loop (`isolated.ascore`) and computed once per trace for
+Reward (`ledger`, weight 1): `scorer.score` of the latest ledger accepted by `write_ledger` (or by
+the rung's appending tool), run in a sandbox worker off the event loop (`isolated.ascore`) and computed once per trace for
 the reward and the metrics: parse-gated, 0.5 x balances hit + 0.5 x discrepancies resolved - 0.1
 per penalty; 0 when nothing was written, and 0 with ``scorer_error`` 1 when the worker failed on
 the ledger.
