@@ -7,10 +7,10 @@ through six tools (rungs 1 to 5: five, with ``correct_bank_line`` or ``book_corr
 per env worker, shared by its rollouts, serving each rollout's files from its state: `tools.py`)
 and writes the corrected ledger.
 Reward (`ledger`, weight 1): `scorer.score` of the latest ledger accepted by `write_ledger` (or by
-the rung's appending tool), run in a sandbox worker off the event loop (`isolated.ascore`) and computed once per trace for
-the reward and the metrics: parse-gated, 0.5 x balances hit + 0.5 x discrepancies resolved - 0.1
-per penalty; 0 when nothing was written, and 0 with ``scorer_error`` 1 when the worker failed on
-the ledger.
+the rung's appending tool), run in a sandbox worker off the event loop (`isolated.ascore`) and
+computed once per trace for the reward and the metrics: parse-gated, 0.5 x balances hit + 0.5 x
+discrepancies resolved - 0.1 per penalty; 0 when nothing was written, and 0 with ``scorer_error`` 1
+when the worker failed on the ledger.
 Metrics (`components`): the score's parts, the per-skill ``has_<kind>``, ``resolved_<kind>`` and
 ``balances_hit_share`` (`scorer.skill_metrics`), and the episode's tool use.
 Knobs: ``selectors`` (list; default the shipped ``bank_recon_001``; keyed ``train:<n>``,
