@@ -4,9 +4,9 @@ Web Mercator has a closed-form spherical formula: a forward part states both coo
 products with the point's numbers in place (its longitude and its Mercator latitude), within 6 cm
 of PROJ (`formula_answer`); an inverse part states the three steps back. A forward part of a
 northern WGS 84 UTM zone states UTM's first-order formula with its factors evaluated for the point
-(`utm`), only where the point is a rounded one (``point_decimals`` draws them: d and μ in tenths),
-within `utm.FORMULA_BOUND_M` of PROJ, which the prompt says; a UTM point drawn anywhere states none,
-as before. The key is PROJ's in every case (`reference.solve`): the formula is an instruction the
+(`utm`), only where the point is a rounded one (``point_decimals`` draws them: d and μ in tenths or
+hundredths), within `utm.FORMULA_BOUND_M` of PROJ, which the prompt says; a UTM point drawn anywhere
+states none, as before. The key is PROJ's in every case (`reference.solve`): the formula is an instruction the
 prompt gives, checked against PROJ by `validate()` (`checks.formula_holds`).
 """
 
@@ -100,9 +100,9 @@ def _utm_factors(found: utm.Numbers) -> tuple[str, str, str, str, str]:
     """E, d, C, μ and h as the formula and its worksheet print them."""
     return (
         stated_factor(found.per_degree),
-        _tenth(found.offset),
+        stated_factor(found.offset),
         stated_factor(utm.PER_DEGREE_M),
-        _tenth(found.mu),
+        stated_factor(found.mu),
         _tenth(found.curvature),
     )
 

@@ -7,8 +7,8 @@ Everything is drawn from the `random.Random` it is handed, so a problem is a pur
 of its seed. With ``point_decimals`` (`rounded_point`) a Web Mercator forward part's point is one
 whose closed-form formula multiplies by numbers of that many decimals (whole numbers, or tenths),
 no larger than ``point_max`` allows (single digits, or up to 19.9); a forward part on a northern
-WGS 84 UTM zone (``point_decimals`` 1 only) is a point whose first-order formula multiplies by
-numbers in tenths (`utm.point`: d from 1.5 to 2.9 either way, μ from 2.1 to 59.9).
+WGS 84 UTM zone (``point_decimals`` 1 or 2) is a point whose first-order formula multiplies by
+numbers in tenths or hundredths (`utm.point`: d from 1.5 to 2.9 either way, μ from 2.1 to 59.9).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ GRID_NAMES = tuple(GRIDS)
 ROUNDED_GRIDS = ("webmerc", *utm.FORMULA_GRIDS)
 """The grids whose forward parts ``point_decimals`` rounds: those whose forward formula a guided
 prompt states (for UTM, only at a rounded point)."""
-UTM_DECIMALS = 1
-"""The one ``point_decimals`` a UTM point takes: its d and μ in tenths."""
+UTM_DECIMALS = utm.DECIMALS
+"""The ``point_decimals`` a UTM point takes: its d and μ in tenths, or in hundredths."""
 
 MIN_SEPARATION_DEG = 0.01
 """Point B lies this far (in degrees, roughly a kilometre) or more from point A ..."""
@@ -112,11 +112,13 @@ def rounded_point(rng: random.Random, decimals: int, high: int = POINT_MAXES[-1]
     return lon, _rounded_latitude(_rounded(rng, decimals, high))
 
 
-def rounded_utm_point(rng: random.Random, grid: str) -> tuple[float, float]:
-    """A point of a northern WGS 84 UTM zone whose d and μ have one non-zero decimal (`utm.point`)."""
-    offset = utm.OFFSETS[int(rng.random() * len(utm.OFFSETS))]
+def rounded_utm_point(rng: random.Random, grid: str, decimals: int) -> tuple[float, float]:
+    """A point of a northern WGS 84 UTM zone whose d and μ have `decimals` decimals, the last
+    non-zero (`utm.point`)."""
+    offsets, arcs = utm.OFFSETS[decimals], utm.ARCS[decimals]
+    offset = offsets[int(rng.random() * len(offsets))]
     offset = offset if rng.random() < 0.5 else -offset
-    return utm.point(grid, offset, utm.ARCS[int(rng.random() * len(utm.ARCS))])
+    return utm.point(grid, offset, arcs[int(rng.random() * len(arcs))])
 
 
 def _second_point(rng: random.Random, grid: str, lon: float, lat: float) -> tuple[float, float]:
@@ -142,11 +144,11 @@ def generate(
 ) -> Problem:
     """One problem: a family from `families`, a grid from `grids`, inputs as the prompt prints them;
     `point_decimals` (0 or 1): a Web Mercator forward part's point is a `rounded_point` of them, its
-    numbers' whole parts at most `point_max`; a northern UTM zone's (1 only), a `rounded_utm_point`."""
+    numbers' whole parts at most `point_max`; a northern UTM zone's (1 or 2), a `rounded_utm_point`."""
     family, grid = _pick(rng, families), _pick(rng, grids)
     rounded = point_decimals is not None and family == REPROJECT and grid in ROUNDED_GRIDS
     if rounded and grid != "webmerc":
-        lon, lat = rounded_utm_point(rng, grid)
+        lon, lat = rounded_utm_point(rng, grid, point_decimals)
     else:
         lon, lat = rounded_point(rng, point_decimals, point_max) if rounded else point(rng, grid)
     if family == REPROJECT:

@@ -18,12 +18,13 @@ less the central meridian, d, from 1.5 to 2.9 either way and its meridian distan
 110574.275822 m, μ, from 2.1 to 59.9, both in tenths, and the prompt states UTM's first-order
 formula with its factors evaluated for the point (easting = 500000 + E × d, northing = C × μ + h:
 a product and a sum per coordinate, within 200 m of PROJ's point, whose answer the key still is),
-graded like rungs 1 to 4. Rung 6 asks four forward and inverse parts on the four WGS 84 grids,
-guided and graded at a 100 km half-life, only the Web Mercator parts with a formula (its UTM points
-are drawn anywhere, so they state none). Rungs 7 and up are pass/fail per part, unguided: rung 7
-adds distance and bearing on the null-shift grids, rung 8 is the default task mix at the default
-tolerances, and rung 9 asks four parts of any family at half the default tolerances and rewards
-only a reply with every part right.
+graded like rungs 1 to 4. Rung 6 is rung 5 with d and μ in hundredths (``point_decimals`` 2: products
+such as 98240.999257 × 2.37 and 110574.275822 × 28.13). Rung 7 asks four forward and inverse parts on
+the four WGS 84 grids, guided and graded at a 100 km half-life, only the Web Mercator parts with a
+formula (its UTM points are drawn anywhere, so they state none). Rungs 8 and up are pass/fail per
+part, unguided: rung 8 adds distance and bearing on the null-shift grids, rung 9 is the default task
+mix at the default tolerances, and rung 10 asks four parts of any family at half the default
+tolerances and rewards only a reply with every part right.
 
 The keys ``graded``, ``graded_halflife`` and ``graded_per_coordinate`` set the task knobs of
 those names (`TASK_KNOBS`, `task_knobs`); every other key is a taskset knob.
@@ -71,7 +72,8 @@ RUNGS = {
     3: {**GUIDED_POINT, "point_decimals": 1},
     4: {**GUIDED_POINT, "point_decimals": 1, "parts_per_task": 2},
     5: GUIDED_UTM_POINT,
-    6: {
+    6: {**GUIDED_UTM_POINT, "point_decimals": 2},
+    7: {
         "families": [REPROJECT, INVERSE],
         "grids": WGS84_GRIDS,
         "tolerance_scale": 100.0,
@@ -81,21 +83,21 @@ RUNGS = {
         "graded": True,
         "graded_halflife": 1000.0,
     },
-    7: {
+    8: {
         "families": [REPROJECT, INVERSE, DISTANCE, BEARING],
         "grids": NULL_SHIFT_GRIDS,
         "tolerance_scale": 10.0,
         "parts_per_task": 3,
         "scoring": "fraction",
     },
-    8: {
+    9: {
         "families": list(FAMILIES),
         "grids": ALL_GRIDS,
         "tolerance_scale": 1.0,
         "parts_per_task": 3,
         "scoring": "fraction",
     },
-    9: {
+    10: {
         "families": list(FAMILIES),
         "grids": ALL_GRIDS,
         "tolerance_scale": 0.5,

@@ -201,10 +201,11 @@ class GeoConfig(TasksetConfig, MixKnobs):
     """Draw each Web Mercator forward part's point with a longitude and a Mercator latitude of this
     many decimals, 2 degrees or more either way (`point_max` bounds them): 0, whole numbers; 1,
     tenths (a non-zero tenth), so its stated formula multiplies by such numbers; needs families
-    [reproject] and grids [webmerc]. Or, 1 only, on northern WGS 84 UTM zones (grids some of
+    [reproject] and grids [webmerc]. Or, 1 or 2, on northern WGS 84 UTM zones (grids some of
     [utm10n, utm33n]): each point's longitude less the central meridian, d, and its meridian
-    distance in units of 110574.275822 m, μ, in tenths (d 1.5 to 2.9 either way, μ 2.1 to 59.9), so
-    that a guided prompt states UTM's first-order formula with its factors evaluated (`utm`).
+    distance in units of 110574.275822 m, μ, in tenths or in hundredths, the last decimal non-zero
+    (d 1.5 to 2.9 either way, μ 2.1 to 59.9), so that a guided prompt states UTM's first-order
+    formula with its factors evaluated (`utm`).
     Unset (the default): any point."""
     point_max: Annotated[int, integer()] = generator.POINT_MAXES[-1]
     """The largest whole part of a rounded Web Mercator point's numbers (with ``point_decimals`` set):
@@ -246,7 +247,10 @@ class GeoConfig(TasksetConfig, MixKnobs):
     @field_validator("point_decimals", "point_max")
     @classmethod
     def _known_rounding(cls, value: int | None, info: ValidationInfo) -> int | None:
-        known = generator.POINT_DECIMALS if info.field_name == "point_decimals" else generator.POINT_MAXES
+        if info.field_name == "point_decimals":
+            known = tuple(sorted({*generator.POINT_DECIMALS, *generator.UTM_DECIMALS}))
+        else:
+            known = generator.POINT_MAXES
         if value is not None and value not in known:
             raise ValueError(f"{info.field_name} must be one of {list(known)}, got {value}")
         return value
@@ -300,10 +304,15 @@ class GeoConfig(TasksetConfig, MixKnobs):
                 f"families ['reproject'] and grids ['webmerc'] or some of {list(utm.FORMULA_GRIDS)}, got "
                 f"{self.families} and {self.grids}"
             )
-        if on_utm and self.point_decimals != generator.UTM_DECIMALS:
+        if on_utm and self.point_decimals not in generator.UTM_DECIMALS:
             raise ValueError(
                 f"point_decimals {self.point_decimals} on a UTM zone: a UTM point's d and μ are drawn in "
-                f"tenths, so point_decimals must be {generator.UTM_DECIMALS} there"
+                f"tenths or hundredths, so point_decimals must be one of {list(generator.UTM_DECIMALS)} there"
+            )
+        if not on_utm and self.point_decimals not in generator.POINT_DECIMALS:
+            raise ValueError(
+                f"point_decimals {self.point_decimals} on Web Mercator: its points are drawn in whole "
+                f"degrees or tenths, so point_decimals must be one of {list(generator.POINT_DECIMALS)} there"
             )
         if on_utm and self.point_max != default_max:
             raise ValueError(

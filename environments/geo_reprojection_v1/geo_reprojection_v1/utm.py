@@ -10,11 +10,12 @@ latitude φ, C = a (1 − e²) π / 180 (`PER_DEGREE_M`) the metres of meridian 
 equator, μ the point's meridian arc from the equator times k0 in units of C (so that C × μ is
 the northing at the central meridian), and h = k0 · N · sin φ · cos φ · (d in radians)² / 2 the
 curvature term; k0 = 0.9996 and N the ellipsoid's prime-vertical radius at φ. A rounded point
-(`point`, `numbers`) has d and μ in tenths, each with a non-zero tenth: d from 1.5 to 2.9 either
-way (`OFFSETS`), so that the easting is 80 km or more from the false easting and the point lies
-inside its zone, and μ from 2.1 to 59.9 (`ARCS`), latitudes of about 2 to 60 degrees north. There
-the formula, its factors rounded as stated (E to 6 decimals, h to 0.1 m), is within
-`FORMULA_BOUND_M` of PROJ's point; the key is PROJ's all the same (`reference.solve`).
+(`point`, `numbers`) has d and μ in tenths or in hundredths (`DECIMALS`), the last decimal of each
+non-zero: d from 1.5 to 2.9 either way (`OFFSETS`), so that the easting is 80 km or more from the
+false easting and the point lies inside its zone, and μ from 2.1 to 59.9 (`ARCS`), latitudes of
+about 2 to 60 degrees north. There the formula, its factors rounded as stated (E to 6 decimals, h
+to 0.1 m), is within `FORMULA_BOUND_M` of PROJ's point; the key is PROJ's all the same
+(`reference.solve`).
 """
 
 from __future__ import annotations
@@ -41,16 +42,24 @@ FORMULA_BOUND_M = 200.0
 equator, where the third-order easting term is largest)."""
 
 
-def _tenths(low: float, high: float) -> tuple[float, ...]:
-    """Every number with a non-zero tenth from `low` to `high`."""
-    every = range(round(low * 10), round(high * 10) + 1)
-    return tuple(tenths / 10 for tenths in every if tenths % 10)
+DECIMALS = (1, 2)
+"""The decimals a rounded point's d and μ may have: tenths, or hundredths."""
 
 
-OFFSETS = _tenths(1.5, 2.9)
-"""The sizes of a rounded point's d, the longitude less the central meridian (either sign)."""
-ARCS = _tenths(2.1, 59.9)
-"""A rounded point's μ, its scaled meridian arc in units of `PER_DEGREE_M` (north only)."""
+def _steps(low: float, high: float, decimals: int) -> tuple[float, ...]:
+    """Every number of `decimals` decimals, the last of them non-zero, from `low` to `high`."""
+    scale = 10**decimals
+    every = range(round(low * scale), round(high * scale) + 1)
+    return tuple(round(steps / scale, decimals) for steps in every if steps % 10)
+
+
+OFFSETS = {decimals: _steps(1.5, 2.9, decimals) for decimals in DECIMALS}
+"""By decimals, the sizes of a rounded point's d, the longitude less the central meridian (either
+sign)."""
+ARCS = {decimals: _steps(2.1, 59.9, decimals) for decimals in DECIMALS}
+"""By decimals, a rounded point's μ, its scaled meridian arc in units of `PER_DEGREE_M` (north
+only)."""
+_KNOWN = {decimals: (frozenset(OFFSETS[decimals]), frozenset(ARCS[decimals])) for decimals in DECIMALS}
 
 
 def _zone(grid: Grid) -> tuple[int, bool] | None:
@@ -109,9 +118,9 @@ class Numbers(NamedTuple):
     """The formula's numbers for one point, as the prompt states them."""
 
     offset: float
-    """d: the longitude less the central meridian, in degrees (tenths)."""
+    """d: the longitude less the central meridian, in degrees (tenths or hundredths)."""
     mu: float
-    """μ (tenths)."""
+    """μ, with as many decimals as d."""
     per_degree: float
     """E, to 6 decimals."""
     curvature: float
@@ -120,13 +129,17 @@ class Numbers(NamedTuple):
 
 def numbers(problem: Problem) -> Numbers | None:
     """The formula's numbers when the problem is a forward projection of a rounded point (`point` of
-    some d in `OFFSETS` either way and μ in `ARCS`, exactly as printed), else None: only such a
-    point's guided prompt states the formula, so a point drawn anywhere else never does."""
+    some d in `OFFSETS` either way and μ in `ARCS`, of the same decimals, exactly as printed), else
+    None: only such a point's guided prompt states the formula, so a point drawn anywhere else never
+    does."""
     if problem.family != REPROJECT or problem.grid not in FORMULA_GRIDS:
         return None
     lon, lat = problem.inputs
-    offset, mu = round(lon - central_meridian(problem.grid), 1), round(arc(lat), 1)
-    if abs(offset) not in OFFSETS or mu not in ARCS or point(problem.grid, offset, mu) != (lon, lat):
+    for decimals, (offsets, arcs) in _KNOWN.items():
+        offset, mu = round(lon - central_meridian(problem.grid), decimals), round(arc(lat), decimals)
+        if abs(offset) in offsets and mu in arcs and point(problem.grid, offset, mu) == (lon, lat):
+            break
+    else:
         return None
     phi = math.radians(lat)
     normal = SEMI_MAJOR_M / math.sqrt(1 - E2 * math.sin(phi) ** 2)

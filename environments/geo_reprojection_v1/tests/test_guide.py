@@ -18,6 +18,9 @@ from piv_core.testing import score_reply
 from pydantic import ValidationError
 
 GUIDED = [level for level, rung in RUNGS.items() if rung.get("guide")]
+MIXED = min(level for level, rung in RUNGS.items() if len(rung["families"]) > 1)
+"""The guided rung of forward and inverse parts on every WGS 84 grid."""
+UNGUIDED = min(set(RUNGS) - set(GUIDED))
 
 
 def _tasks(count: int, **knobs: object) -> list[GeoTask]:
@@ -54,7 +57,7 @@ def test_the_low_rungs_are_guided_and_graded_and_the_top_is_not():
 
 
 def test_guide_off_is_the_prompt_as_it_was():
-    for knobs in ({}, {"parts_per_task": 3}, {"level": 7}):
+    for knobs in ({}, {"parts_per_task": 3}, {"level": UNGUIDED}):
         data = make_task_data(GeoConfig(**knobs), 2)
         assert data.system_prompt == prompt.SYSTEM_PROMPT and not prompt.guided(data.prompt)
         assert "Formula:" not in data.prompt and "How to answer" not in data.prompt
@@ -103,7 +106,7 @@ def test_the_stated_formula_agrees_with_proj_to_six_centimetres():
 
 
 def test_validate_rejects_a_tampered_guide_formula_or_system_prompt():
-    for task in _tasks(4, level=6, seed=5):
+    for task in _tasks(4, level=MIXED, seed=5):
         data = task.data
         assert _valid(task)
         line = formula.formula_line(Problem(REPROJECT, "webmerc", (1.0, 2.0)))
@@ -134,7 +137,7 @@ def test_a_level_that_sets_the_task_knobs_refuses_other_values_naming_them():
     again = GeoConfig.model_validate(GeoConfig(level=1).model_dump())
     assert again.task == GeoConfig(level=1).task and again.guide
     # A rung that does not list the task knobs leaves them as given.
-    assert GeoConfig(level=7, task=GeoTaskConfig(graded=True)).task.graded
+    assert GeoConfig(level=UNGUIDED, task=GeoTaskConfig(graded=True)).task.graded
 
 
 ROUNDED = [
@@ -269,7 +272,7 @@ def test_the_baseline_endpoint_knows_the_guided_system_prompt_as_this_environmen
             {"point_decimals": 0, "families": ["reproject"], "grids": ["webmerc"], "point_max": 12},
             "point_max must be",
         ),
-        ({"level": 6, "point_max": 9}, "point_max 9 bounds rounded points only"),
+        ({"level": MIXED, "point_max": 9}, "point_max 9 bounds rounded points only"),
         (
             {"level": 1, "task": {"graded": True, "graded_per_coordinate": False}},
             "task.graded_per_coordinate",

@@ -38,7 +38,8 @@ def test_p_zero_is_the_oracle(knobs):
 
 def test_the_same_seed_gives_the_same_reply():
     replies = {}
-    for task in _tasks(30, level=6):
+    mixed = min(level for level, rung in RUNGS.items() if len(rung["families"]) > 1)
+    for task in _tasks(30, level=mixed):
         conversation = _conversation(task.data)
         first = baselines.noisy(conversation, 0.5, random.Random(f"{task.data.id}:0"))
         assert first == baselines.noisy(conversation, 0.5, random.Random(f"{task.data.id}:0"))

@@ -1,5 +1,5 @@
-"""The rung of rounded UTM points: the first-order formula its prompt states, how close it is to
-PROJ, a solver that reads only the prompt, the floor of answers that skip the work, and its knobs."""
+"""The rungs of rounded UTM points: the first-order formula their prompts state, how close it is to
+PROJ, a solver that reads only the prompt, the floor of answers that skip the work, and the knobs."""
 
 from __future__ import annotations
 
@@ -22,6 +22,9 @@ from pydantic import ValidationError
 UTM_RUNGS = [
     level for level, rung in RUNGS.items() if rung.get("point_decimals") and rung["grids"] != ["webmerc"]
 ]
+ONE_POINT = [level for level in UTM_RUNGS if RUNGS[level]["parts_per_task"] == 1]
+"""The UTM rungs of one point a task, whose replies the floor tests below write coordinate by
+coordinate; every UTM rung, and any of several points, is solved from its prompt and validated."""
 
 
 def _tasks(count: int, **knobs: object) -> list[GeoTask]:
@@ -37,18 +40,28 @@ def _reply(values) -> str:
     return "Working.\n<answer>" + ", ".join(repr(float(v)) for v in values) + "</answer>"
 
 
-@pytest.fixture(scope="module", params=UTM_RUNGS)
+@pytest.fixture(scope="module", params=ONE_POINT)
 def rung(request) -> list[GeoTask]:
     return _tasks(200, level=request.param, seed=11)
 
 
-def test_there_is_one_utm_rung_above_the_web_mercator_points_and_below_the_mixed_parts():
-    (level,) = UTM_RUNGS
-    assert RUNGS[level - 1]["grids"] == ["webmerc"] and len(RUNGS[level + 1]["families"]) == 2
-    config = GeoConfig(level=level)
+@pytest.fixture(scope="module", params=UTM_RUNGS)
+def any_rung(request) -> list[GeoTask]:
+    return _tasks(200 // RUNGS[request.param]["parts_per_task"], level=request.param, seed=11)
+
+
+def test_the_utm_rungs_sit_between_the_web_mercator_points_and_the_mixed_parts_one_knob_apart():
+    first, last = UTM_RUNGS[0], UTM_RUNGS[-1]
+    assert UTM_RUNGS == list(range(first, last + 1))
+    assert RUNGS[first - 1]["grids"] == ["webmerc"] and len(RUNGS[last + 1]["families"]) == 2
+    config = GeoConfig(level=first)
     assert config.grids == list(utm.FORMULA_GRIDS) == ["utm10n", "utm33n"] and config.point_decimals == 1
     assert config.guide and config.task.graded_per_coordinate and config.task.graded_halflife == 15.0
     assert config.tolerance("reproject") == 1000.0 and config.parts_per_task == 1
+    for lower, upper in zip(UTM_RUNGS, UTM_RUNGS[1:], strict=False):
+        changed = {knob for knob in RUNGS[upper] if RUNGS[upper][knob] != RUNGS[lower].get(knob)}
+        assert len(changed) == 1 and RUNGS[upper].keys() == RUNGS[lower].keys(), (lower, upper, changed)
+    assert [RUNGS[level]["point_decimals"] for level in UTM_RUNGS] == list(utm.DECIMALS)
 
 
 def test_the_formula_is_within_its_stated_bound_of_proj_at_every_rounded_point():
@@ -58,14 +71,25 @@ def test_the_formula_is_within_its_stated_bound_of_proj_at_every_rounded_point()
         for lat in (0.5, 10.0, 33.3, 60.0, 80.0):  # μ is PROJ's northing on the central meridian over C
             northing = reference.forward(grid, meridian, lat)[1]
             assert utm.arc(lat) * utm.PER_DEGREE_M == pytest.approx(northing, abs=1e-3)
-        for offset in (*utm.OFFSETS, *(-d for d in utm.OFFSETS)):
-            for mu in utm.ARCS:
-                problem = Problem(REPROJECT, grid, utm.point(grid, offset, mu))
-                found = utm.numbers(problem)
-                assert found is not None and (found.offset, found.mu) == (offset, mu)
-                worked, key = formula.formula_answer(problem), reference.solve(problem)
-                worst = max(worst, math.hypot(worked[0] - key[0], worked[1] - key[1]))
+        for offset, mu in _rounded_numbers():
+            problem = Problem(REPROJECT, grid, utm.point(grid, offset, mu))
+            found = utm.numbers(problem)
+            assert found is not None and (found.offset, found.mu) == (offset, mu)
+            worked, key = formula.formula_answer(problem), reference.solve(problem)
+            worst = max(worst, math.hypot(worked[0] - key[0], worked[1] - key[1]))
     assert 100.0 < worst <= utm.FORMULA_BOUND_M == 200.0, worst
+
+
+def _rounded_numbers():
+    """Every (d, μ) of tenths, and of hundredths every d with every 40th μ and the band's ends."""
+    for decimals in utm.DECIMALS:
+        arcs = utm.ARCS[decimals]
+        if decimals > 1:
+            arcs = sorted({*arcs[::40], arcs[0], arcs[-1]})
+        for offset in utm.OFFSETS[decimals]:
+            for mu in arcs:
+                yield offset, mu
+                yield -offset, mu
 
 
 def test_a_utm_point_drawn_anywhere_states_no_formula():
@@ -78,36 +102,44 @@ def test_a_utm_point_drawn_anywhere_states_no_formula():
 
 
 _WORKSHEET = re.compile(
-    r"^easting = (\S+) \+ (\S+) × (\S+) = \1 \+ <product> = <sum>\n"
-    r"northing = (\S+) × (\S+) \+ (\S+) = <product> \+ \6 = <sum>\n<answer>EASTING, NORTHING</answer>$",
+    r"^easting(\d*) = (\S+) \+ (\S+) × (\S+) = \2 \+ <product> = <sum>\n"
+    r"northing\1 = (\S+) × (\S+) \+ (\S+) = <product> \+ \7 = <sum>$",
     re.MULTILINE,
 )
 
 
-def _solve_from_the_prompt(text: str) -> tuple[Decimal, Decimal]:
-    """What a solver that reads only the prompt's worksheet and does its arithmetic answers."""
-    false_easting, per_degree, offset, meridian, mu, curvature = map(
-        Decimal, _WORKSHEET.search(text).groups()
-    )
-    return false_easting + per_degree * offset, meridian * mu + curvature
+def _solve_from_the_prompt(text: str) -> list[Decimal]:
+    """What a solver that reads only the prompt's worksheet and does its arithmetic answers: each
+    point's easting and northing, in the worksheet's order."""
+    values = []
+    for found in _WORKSHEET.finditer(text):
+        false_easting, per_degree, offset, meridian, mu, curvature = map(Decimal, found.groups()[1:])
+        values += [false_easting + per_degree * offset, meridian * mu + curvature]
+    return values
 
 
-def test_a_solver_reading_only_the_prompt_works_the_worksheet_to_within_the_bound(rung):
-    for task in rung:
-        text, key = task.data.prompt, task.data.key
-        assert "within 200 m of the exact point" in text and text.count("Formula: ") == 1
-        easting, northing = _solve_from_the_prompt(text)
-        assert math.hypot(float(easting) - key[0], float(northing) - key[1]) <= 200.0, task.data.id
-        assert score_reply(task, _reply((easting, northing))).reward > 0.999
+def test_a_solver_reading_only_the_prompt_works_the_worksheet_to_within_the_bound(any_rung):
+    for task in any_rung:
+        text, parts = task.data.prompt, task.data.parts
+        assert text.count("within 200 m of the exact point") == text.count("Formula: ") == len(parts)
+        values = _solve_from_the_prompt(text)
+        assert len(values) == 2 * len(parts), task.data.id
+        for part, easting, northing in zip(parts, values[::2], values[1::2], strict=True):
+            key = part.key
+            assert math.hypot(float(easting) - key[0], float(northing) - key[1]) <= 200.0, task.data.id
+        assert score_reply(task, _reply(values)).reward > 0.999
         assert _valid(task), task.data.id
 
 
-def test_the_rung_draws_tenths_over_the_whole_band_on_both_zones(rung):
-    found = [utm.numbers(Problem(REPROJECT, t.data.grid, tuple(t.data.inputs))) for t in rung]
-    assert all(found) and {t.data.grid for t in rung} == set(utm.FORMULA_GRIDS)
+def test_each_rung_draws_its_decimals_over_the_whole_band_on_both_zones(any_rung):
+    decimals = {task.data.level for task in any_rung}
+    (decimals,) = {RUNGS[level]["point_decimals"] for level in decimals}
+    problems = [Problem(REPROJECT, p.grid, tuple(p.inputs)) for t in any_rung for p in t.data.parts]
+    found = [utm.numbers(problem) for problem in problems]
+    assert all(found) and {problem.grid for problem in problems} == set(utm.FORMULA_GRIDS)
     offsets, arcs = {abs(f.offset) for f in found}, {f.mu for f in found}
-    assert offsets <= set(utm.OFFSETS) and min(offsets) == 1.5 and max(offsets) == 2.9
-    assert arcs <= set(utm.ARCS) and min(arcs) < 5 and max(arcs) > 55
+    assert offsets <= set(utm.OFFSETS[decimals]) and min(offsets) < 1.6 and max(offsets) > 2.8
+    assert arcs <= set(utm.ARCS[decimals]) and min(arcs) < 5 and max(arcs) > 55
     assert {f.offset > 0 for f in found} == {True, False}
 
 
@@ -238,6 +270,11 @@ def test_the_noisy_solver_falls_with_p_and_the_oracle_scores_one(rung):
             {"point_decimals": 1, "families": ["reproject"], "grids": ["utm33n"], "point_max": 9},
             "point_max 9",
         ),
+        (
+            {"point_decimals": 2, "families": ["reproject"], "grids": ["webmerc"]},
+            "point_decimals 2 on Web Mercator",
+        ),
+        ({"point_decimals": 3, "families": ["reproject"], "grids": ["utm10n"]}, r"one of \[0, 1, 2\]"),
         ({"level": 5, "point_max": 9}, "point_max 9 bounds Web Mercator rounded points only"),
         ({"level": 5, "point_decimals": 0}, "point_decimals was given"),
         ({"level": 5, "grids": ["webmerc"]}, "grids"),
@@ -249,9 +286,11 @@ def test_the_utm_rounding_fails_at_load_naming_the_knob(knobs, named):
 
 
 @pytest.mark.parametrize("guide", [False, True])
-def test_point_decimals_alone_draws_rounded_utm_points(guide):
-    config = GeoConfig(point_decimals=1, families=["reproject"], grids=["utm33n"], guide=guide, seed=2)
+@pytest.mark.parametrize("decimals", utm.DECIMALS)
+def test_point_decimals_alone_draws_rounded_utm_points(guide, decimals):
+    config = GeoConfig(point_decimals=decimals, families=["reproject"], grids=["utm33n"], guide=guide, seed=2)
     for idx in range(30):
         data = make_task_data(config, idx)
-        assert utm.numbers(Problem(REPROJECT, "utm33n", tuple(data.inputs))) is not None
+        found = utm.numbers(Problem(REPROJECT, "utm33n", tuple(data.inputs)))
+        assert found is not None and round(found.mu, decimals) == found.mu != round(found.mu, decimals - 1)
         assert ("Formula: " in data.prompt) == guide and ("<sum>" in data.prompt) == guide
