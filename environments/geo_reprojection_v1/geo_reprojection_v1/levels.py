@@ -1,30 +1,33 @@
 """The difficulty ladder: what each ``level`` of the taskset sets (`piv_core.tasksets.ladder`).
 
-Rung 1 is one Web Mercator forward projection, the one grid with a closed-form spherical
-formula, guided (``guide``: the prompt writes both coordinates as products with the point's
-numbers in place, its longitude and its Mercator latitude in degrees evaluated, and ends on a
-worksheet: the products to complete, then the answer line with names in place of numbers). Its
-points have a whole-number longitude and Mercator latitude of one digit (``point_decimals`` 0,
-``point_max`` 9), so each coordinate is 111319.490793 times a whole number from 2 to 9 either way.
-It is graded coordinate by coordinate (``task.graded_per_coordinate``): each scores
-1 / (1 + (error / 15 km)^2) at a 1 km tolerance, so one right coordinate earns half the reward, a
-product right to three figures most of its half, and a wrong multiplier (111 km or more off) or an
-answer that skips the arithmetic (zeros, the inputs, the stated numbers) under 0.02. Rung 2 is rung
-1 with whole numbers up to 19 (``point_max`` 19: products such as 111319.490793 × 17); rung 3 is
-rung 2 with the point in tenths of a degree (``point_decimals`` 1), so each product is by a number
-such as 7.3; rung 4 is rung 3 with two points a task. Rung 5 is rung 3 on a northern WGS 84 UTM
-zone (10N or 33N) instead of Web Mercator: ``point_decimals`` 1 there draws the point's longitude
-less the central meridian, d, from 1.5 to 2.9 either way and its meridian distance in units of
-110574.275822 m, μ, from 2.1 to 59.9, both in tenths, and the prompt states UTM's first-order
-formula with its factors evaluated for the point (easting = 500000 + E × d, northing = C × μ + h:
-a product and a sum per coordinate, within 200 m of PROJ's point, whose answer the key still is),
-graded like rungs 1 to 4. Rung 6 is rung 5 with d and μ in hundredths (``point_decimals`` 2: products
-such as 98240.999257 × 2.37 and 110574.275822 × 28.13). Rung 7 asks four forward and inverse parts on
-the four WGS 84 grids, guided and graded at a 100 km half-life, only the Web Mercator parts with a
-formula (its UTM points are drawn anywhere, so they state none). Rungs 8 and up are pass/fail per
-part, unguided: rung 8 adds distance and bearing on the null-shift grids, rung 9 is the default task
-mix at the default tolerances, and rung 10 asks four parts of any family at half the default
-tolerances and rewards only a reply with every part right.
+Rung 1 is one Web Mercator forward projection, the one grid with a closed-form spherical formula,
+guided (``guide``: the prompt writes both coordinates as products with the point's numbers in place,
+its longitude and its Mercator latitude in degrees evaluated, and ends on a worksheet: the products
+to complete, then the answer line with names in place of numbers). Its points have a whole-number
+longitude and Mercator latitude of one digit (``point_decimals`` 0, ``point_max`` 9), so each
+coordinate is 111319.490793 times a whole number from 2 to 9 either way. It is graded coordinate by
+coordinate (``task.graded_per_coordinate``): each scores 1 / (1 + (error / 15 km)^2) at a 1 km
+tolerance, so one right coordinate earns half the reward, a product right to three figures most of
+its half, and a wrong multiplier (111 km or more off) or an answer that skips the arithmetic (zeros,
+the inputs, the stated numbers) under 0.02. Rung 2 is rung 1 with whole numbers up to 19
+(``point_max`` 19: products such as 111319.490793 × 17); rung 3 is rung 2 with the point in tenths
+of a degree (``point_decimals`` 1), so each product is by a number such as 7.3; rung 4 is rung 3
+with two points a task. Rung 5 is rung 3 on a northern WGS 84 UTM zone (10N or 33N) instead of Web
+Mercator: ``point_decimals`` 1 there draws the point's longitude less the central meridian, d, from
+1.5 to 2.9 either way and its meridian distance in units of 110574.275822 m, μ, from 2.1 to 59.9,
+both in tenths, and the prompt states UTM's first-order formula with its factors evaluated for the
+point (easting = 500000 + E × d, northing = C × μ + h: a product and a sum per coordinate, within
+200 m of PROJ's point, whose answer the key still is), graded like rungs 1 to 4. Rung 6 is rung 5
+with d and μ in hundredths (``point_decimals`` 2: products such as 98240.999257 × 2.37 and
+110574.275822 × 28.13). Rungs 7 to 9 narrow rung 6's scoring, so that more of each product's digits
+count: rung 7 at a 300 m tolerance (``tolerance_scale`` 300, a 4.5 km half-life), rung 8 with a
+half-life of 5 tolerances (1.5 km), rung 9 of 1.5 (450 m). The formula worked exactly stays within
+the tolerance, and earns 0.99 or more on average at each of them. Rung 10 asks four forward and
+inverse parts on the four WGS 84 grids, guided and graded at a 100 km half-life, only the Web
+Mercator parts with a formula (its UTM points are drawn anywhere, so they state none). Rungs 11 and
+up are pass/fail per part, unguided: rung 11 adds distance and bearing on the null-shift grids, rung
+12 is the default task mix at the default tolerances, and rung 13 asks four parts of any family at
+half the default tolerances and rewards only a reply with every part right.
 
 The keys ``graded``, ``graded_halflife`` and ``graded_per_coordinate`` set the task knobs of
 those names (`TASK_KNOBS`, `task_knobs`); every other key is a taskset knob.
@@ -65,6 +68,11 @@ GUIDED_UTM_POINT = {
     "point_decimals": 1,
 }
 """Rung 5: one rounded point of a northern WGS 84 UTM zone, with UTM's first-order formula."""
+HUNDREDTHS_UTM_POINT = {**GUIDED_UTM_POINT, "point_decimals": 2}
+"""Rung 6."""
+NARROW_UTM_POINT = {**HUNDREDTHS_UTM_POINT, "tolerance_scale": 300.0}
+"""Rung 7: rung 6 at 300 m, a tolerance the formula (within 200 m) meets; rungs 8 and 9 narrow its
+half-life."""
 
 RUNGS = {
     1: {**GUIDED_POINT, "point_max": 9},
@@ -72,8 +80,11 @@ RUNGS = {
     3: {**GUIDED_POINT, "point_decimals": 1},
     4: {**GUIDED_POINT, "point_decimals": 1, "parts_per_task": 2},
     5: GUIDED_UTM_POINT,
-    6: {**GUIDED_UTM_POINT, "point_decimals": 2},
-    7: {
+    6: HUNDREDTHS_UTM_POINT,
+    7: NARROW_UTM_POINT,
+    8: {**NARROW_UTM_POINT, "graded_halflife": 5.0},
+    9: {**NARROW_UTM_POINT, "graded_halflife": 1.5},
+    10: {
         "families": [REPROJECT, INVERSE],
         "grids": WGS84_GRIDS,
         "tolerance_scale": 100.0,
@@ -83,21 +94,21 @@ RUNGS = {
         "graded": True,
         "graded_halflife": 1000.0,
     },
-    8: {
+    11: {
         "families": [REPROJECT, INVERSE, DISTANCE, BEARING],
         "grids": NULL_SHIFT_GRIDS,
         "tolerance_scale": 10.0,
         "parts_per_task": 3,
         "scoring": "fraction",
     },
-    9: {
+    12: {
         "families": list(FAMILIES),
         "grids": ALL_GRIDS,
         "tolerance_scale": 1.0,
         "parts_per_task": 3,
         "scoring": "fraction",
     },
-    10: {
+    13: {
         "families": list(FAMILIES),
         "grids": ALL_GRIDS,
         "tolerance_scale": 0.5,

@@ -22,9 +22,17 @@ from pydantic import ValidationError
 UTM_RUNGS = [
     level for level, rung in RUNGS.items() if rung.get("point_decimals") and rung["grids"] != ["webmerc"]
 ]
-ONE_POINT = [level for level in UTM_RUNGS if RUNGS[level]["parts_per_task"] == 1]
-"""The UTM rungs of one point a task, whose replies the floor tests below write coordinate by
-coordinate; every UTM rung, and any of several points, is solved from its prompt and validated."""
+
+
+def _halflife_m(level: int) -> float:
+    """The rung's half-life in metres: its tolerance times its graded half-life."""
+    config = GeoConfig(level=level)
+    return config.tolerance("reproject") * config.task.graded_halflife
+
+
+LOOSE = [level for level in UTM_RUNGS if _halflife_m(level) == 15000.0]
+"""The UTM rungs graded at a 15 km half-life, where the products are the work and the curvature
+term a correction inside the half-life; the rungs above them narrow the scoring."""
 
 
 def _tasks(count: int, **knobs: object) -> list[GeoTask]:
@@ -40,14 +48,14 @@ def _reply(values) -> str:
     return "Working.\n<answer>" + ", ".join(repr(float(v)) for v in values) + "</answer>"
 
 
-@pytest.fixture(scope="module", params=ONE_POINT)
+@pytest.fixture(scope="module", params=UTM_RUNGS)
 def rung(request) -> list[GeoTask]:
     return _tasks(200, level=request.param, seed=11)
 
 
-@pytest.fixture(scope="module", params=UTM_RUNGS)
-def any_rung(request) -> list[GeoTask]:
-    return _tasks(200 // RUNGS[request.param]["parts_per_task"], level=request.param, seed=11)
+@pytest.fixture(scope="module", params=LOOSE)
+def loose(request) -> list[GeoTask]:
+    return _tasks(200, level=request.param, seed=11)
 
 
 def test_the_utm_rungs_sit_between_the_web_mercator_points_and_the_mixed_parts_one_knob_apart():
@@ -61,7 +69,9 @@ def test_the_utm_rungs_sit_between_the_web_mercator_points_and_the_mixed_parts_o
     for lower, upper in zip(UTM_RUNGS, UTM_RUNGS[1:], strict=False):
         changed = {knob for knob in RUNGS[upper] if RUNGS[upper][knob] != RUNGS[lower].get(knob)}
         assert len(changed) == 1 and RUNGS[upper].keys() == RUNGS[lower].keys(), (lower, upper, changed)
-    assert [RUNGS[level]["point_decimals"] for level in UTM_RUNGS] == list(utm.DECIMALS)
+    assert [RUNGS[level]["point_decimals"] for level in UTM_RUNGS] == [1] + [2] * (len(UTM_RUNGS) - 1)
+    halflives = [_halflife_m(level) for level in UTM_RUNGS]
+    assert halflives == sorted(halflives, reverse=True) and halflives[-1] < 1000.0 < halflives[0]
 
 
 def test_the_formula_is_within_its_stated_bound_of_proj_at_every_rounded_point():
@@ -118,8 +128,11 @@ def _solve_from_the_prompt(text: str) -> list[Decimal]:
     return values
 
 
-def test_a_solver_reading_only_the_prompt_works_the_worksheet_to_within_the_bound(any_rung):
-    for task in any_rung:
+def test_a_solver_reading_only_the_prompt_works_the_worksheet_to_within_the_bound(rung):
+    # The formula is within 200 m of PROJ, so worked exactly it earns at least what a 200 m error does.
+    (halflife,) = {_halflife_m(task.data.level) for task in rung}
+    floor, rewards = 1 / (1 + (200.0 / halflife) ** 2), []
+    for task in rung:
         text, parts = task.data.prompt, task.data.parts
         assert text.count("within 200 m of the exact point") == text.count("Formula: ") == len(parts)
         values = _solve_from_the_prompt(text)
@@ -127,14 +140,15 @@ def test_a_solver_reading_only_the_prompt_works_the_worksheet_to_within_the_boun
         for part, easting, northing in zip(parts, values[::2], values[1::2], strict=True):
             key = part.key
             assert math.hypot(float(easting) - key[0], float(northing) - key[1]) <= 200.0, task.data.id
-        assert score_reply(task, _reply(values)).reward > 0.999
+        rewards.append(score_reply(task, _reply(values)).reward)
+        assert rewards[-1] >= floor, task.data.id
         assert _valid(task), task.data.id
+    assert statistics.mean(rewards) > 0.99
 
 
-def test_each_rung_draws_its_decimals_over_the_whole_band_on_both_zones(any_rung):
-    decimals = {task.data.level for task in any_rung}
-    (decimals,) = {RUNGS[level]["point_decimals"] for level in decimals}
-    problems = [Problem(REPROJECT, p.grid, tuple(p.inputs)) for t in any_rung for p in t.data.parts]
+def test_each_rung_draws_its_decimals_over_the_whole_band_on_both_zones(rung):
+    (decimals,) = {RUNGS[task.data.level]["point_decimals"] for task in rung}
+    problems = [Problem(REPROJECT, p.grid, tuple(p.inputs)) for t in rung for p in t.data.parts]
     found = [utm.numbers(problem) for problem in problems]
     assert all(found) and {problem.grid for problem in problems} == set(utm.FORMULA_GRIDS)
     offsets, arcs = {abs(f.offset) for f in found}, {f.mu for f in found}
@@ -190,7 +204,7 @@ def test_no_answer_that_skips_both_products_earns_more_than_three_hundredths(run
     assert max(floor.values()) < 0.03, max(floor.items(), key=lambda item: item[1])
 
 
-def test_each_product_earns_its_half_and_the_curvature_term_a_small_part(rung):
+def test_each_product_earns_its_half_and_the_curvature_term_a_small_part(loose):
     def right(d, mu, e, h, c, lon, lat, x, y):
         return x
 
@@ -199,16 +213,16 @@ def test_each_product_earns_its_half_and_the_curvature_term_a_small_part(rung):
 
     # One right coordinate earns half, whatever the other skips.
     for name, easting in EASTINGS.items():
-        assert 0.5 <= _mean(rung, easting, north) < 0.515, name
+        assert 0.5 <= _mean(loose, easting, north) < 0.515, name
     for name, northing in NORTHINGS.items():
-        assert 0.5 <= _mean(rung, right, northing) < 0.515, name
+        assert 0.5 <= _mean(loose, right, northing) < 0.515, name
     # The formula worked without its curvature term h (at most 4.1 km) is a near-right answer: the
     # term is a correction inside the 15 km half-life, not the work; the products are.
-    without_h = _mean(rung, lambda d, mu, e, h, c, *_: 500000 + e * d, lambda d, mu, e, h, c, *_: c * mu)
+    without_h = _mean(loose, lambda d, mu, e, h, c, *_: 500000 + e * d, lambda d, mu, e, h, c, *_: c * mu)
     assert 0.95 < without_h < 1.0, without_h
     rough = {
         error: _mean(
-            rung,
+            loose,
             lambda d, mu, e, h, c, *_, r=error: 500000 + e * d * (1 + r),
             lambda d, mu, e, h, c, *_, r=error: c * mu * (1 + r) + h,
         )
@@ -216,6 +230,24 @@ def test_each_product_earns_its_half_and_the_curvature_term_a_small_part(rung):
     }
     # Products right to 0.1 %, 1 % and 5 % (a northing of up to 6.6 Mm is 66 km out at 1 %).
     assert rough[0.001] > 0.95 and rough[0.01] > 0.6 and rough[0.05] > 0.3, rough
+
+
+def test_each_narrower_rung_pays_less_for_rough_products_and_the_formula_worked_exactly_nearly_all():
+    # Products 0.1 % out (up to 6.6 km on a northing) and the curvature term left out (up to 4.1 km)
+    # earn less at each rung that narrows the half-life; the formula worked exactly keeps over 0.99.
+    exact = (lambda d, mu, e, h, c, *_: 500000 + e * d, lambda d, mu, e, h, c, *_: c * mu + h)
+    rough = (lambda d, mu, e, h, c, *_: 500000 + e * d * 1.001, lambda d, mu, e, h, c, *_: c * mu * 1.001 + h)
+    without_h = (exact[0], lambda d, mu, e, h, c, *_: c * mu)
+    previous = None
+    for level in LOOSE[-1:] + [level for level in UTM_RUNGS if level not in LOOSE]:
+        tasks = _tasks(100, level=level, seed=11)
+        assert _mean(tasks, *exact) > 0.99, level
+        now = (_mean(tasks, *rough), _mean(tasks, *without_h))
+        if previous is not None:
+            assert now[0] < previous[0] and now[1] < previous[1], (level, now, previous)
+        previous = now
+    # At the narrowest, products 0.1 % out keep under half, and so does a northing without h.
+    assert previous[0] < 0.5 and previous[1] < 0.6, previous
 
 
 def test_validate_rejects_a_tampered_utm_formula_or_worksheet(rung):
