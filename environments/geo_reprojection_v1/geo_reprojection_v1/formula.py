@@ -6,8 +6,8 @@ of PROJ (`formula_answer`); an inverse part states the three steps back. A forwa
 northern WGS 84 UTM zone states UTM's first-order formula with its factors evaluated for the point
 (`utm`), only where the point is a rounded one (``point_decimals`` draws them: d and μ in tenths or
 hundredths), within `utm.FORMULA_BOUND_M` of PROJ, which the prompt says; a UTM point drawn anywhere
-states none, as before. The key is PROJ's in every case (`reference.solve`): the formula is an instruction the
-prompt gives, checked against PROJ by `validate()` (`checks.formula_holds`).
+states none, as before. The key is PROJ's in every case (`reference.solve`): the formula is an
+instruction the prompt gives, checked against PROJ by `validate()` (`checks.formula_holds`).
 """
 
 from __future__ import annotations

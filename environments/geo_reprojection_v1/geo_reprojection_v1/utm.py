@@ -135,8 +135,9 @@ def numbers(problem: Problem) -> Numbers | None:
     if problem.family != REPROJECT or problem.grid not in FORMULA_GRIDS:
         return None
     lon, lat = problem.inputs
+    exact_offset, exact_mu = lon - central_meridian(problem.grid), arc(lat)
     for decimals, (offsets, arcs) in _KNOWN.items():
-        offset, mu = round(lon - central_meridian(problem.grid), decimals), round(arc(lat), decimals)
+        offset, mu = round(exact_offset, decimals), round(exact_mu, decimals)
         if abs(offset) in offsets and mu in arcs and point(problem.grid, offset, mu) == (lon, lat):
             break
     else:
