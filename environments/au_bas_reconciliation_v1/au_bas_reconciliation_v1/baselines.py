@@ -27,7 +27,8 @@ import re
 from decimal import Decimal
 
 from piv_core.ledger_audit.grading import answer_text, erring_audit
-from piv_core.policy import Conversation, Policy
+from piv_core.policy import Conversation, Policy, calling_first
+from piv_core.runtime import calculator
 
 from au_bas_reconciliation_v1.ledger import SALE, Row
 from au_bas_reconciliation_v1.prompt import ROW_KEY, read_labels, read_ledger, read_scope
@@ -71,12 +72,24 @@ def _asks_rows(conversation: Conversation) -> bool:
     return read_scope(_system_text(conversation)).rows
 
 
-def oracle(conversation: Conversation) -> str:
+def _solve(conversation: Conversation) -> str:
     text = conversation.user_text
     quarter, rows = read_ledger(text)
     key = reconcile(quarter, rows, stated_codes(conversation)).asking(read_labels(text))
     per_row = (ROW_KEY, row_gst(rows)) if _asks_rows(conversation) else None
     return ORACLE_NOTE + answer_text(key.figures, key.faults, per_row)
+
+
+def divisions(conversation: Conversation) -> list[dict[str, str]]:
+    """The calculator calls of the taxable rows' divisions (amount / 11), as many as one reply may make."""
+    _, rows = read_ledger(conversation.user_text)
+    taxed = [r for r in rows if correct_gst(r) != 0][: calculator.CALLS_PER_TURN]
+    return [{"expression": f"{r.amount} / 11"} for r in taxed]
+
+
+oracle = calling_first(_solve, calculator.TOOL, divisions)
+"""Reads the ledger and applies `rules.reconcile`; where the prompt offers the calculator it first
+has it work out the taxable rows' divisions, as a model would."""
 
 
 def noisy(conversation: Conversation, p: float, rng: random.Random) -> str:

@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from piv_core.ledger_audit.grading import figure_of, verdict
 from piv_core.ledger_audit.grading import worksheet as ledger_worksheet
+from piv_core.runtime import calculator
 
 from au_bas_reconciliation_v1.ledger import (
     GST_FREE,
@@ -185,7 +186,7 @@ task that asks for every row's correct GST may plant, so that each worksheet lin
 is the whole of that row's audit."""
 
 
-def worksheet(rows: Sequence[Row], labels: Sequence[str]) -> str:
+def worksheet(rows: Sequence[Row], labels: Sequence[str], calculator_offered: bool = False) -> str:
     """The closing part of a user prompt that asks for every row's correct GST (`ROW_KEY`): one
     line per row to copy and complete (its category's treatment stated, a taxable row's division
     written out with the result left open, then the comparison with the recorded gst and the
@@ -205,7 +206,9 @@ def worksheet(rows: Sequence[Row], labels: Sequence[str]) -> str:
     sales = [row.txn_id for row in rows if row.kind == SALE]
     purchases = [row.txn_id for row in rows if row.kind != SALE]
     sums = {label: ids for label, ids in (("1A", sales), ("1B", purchases)) if label in asked and ids}
-    return ledger_worksheet(lines, asked, ROW_KEY, [row.txn_id for row in rows], ROW_KEY, stated, sums)
+    closing = calculator.USER_NOTE if calculator_offered else None
+    txn_ids = [row.txn_id for row in rows]
+    return ledger_worksheet(lines, asked, ROW_KEY, txn_ids, ROW_KEY, stated, sums, closing)
 
 
 def _focused(codes: Sequence[str], labels: Sequence[str], rows: bool = False) -> str:
@@ -298,7 +301,9 @@ class PromptScope(NamedTuple):
 
 def read_scope(system: str) -> PromptScope:
     """The style, fault codes and figure credit a system prompt of this environment states
-    (read from the text; `system_prompt` of them must give the same text back)."""
+    (read from the text, the calculator's section aside; `system_prompt` of them must give the same
+    text back)."""
+    system = calculator.offered(system)[1]
     notes = ("\n\n" + PARTIAL_CREDIT_NOTE, "\n\n" + ROW_CREDIT_NOTE)
     credit = PARTIAL if system.endswith(notes) else ALL_OR_NOTHING
     style = FULL if system.startswith(SYSTEM_PROMPT) else FOCUSED
@@ -318,19 +323,26 @@ def user_prompt(
     labels: Sequence[str] = LABELS,
     style: str = FULL,
     per_row: bool = False,
+    calculator_offered: bool = False,
 ) -> str:
     """The task: the business, the quarter, which labels to report (when not all four) and the
     ledger; under a focused system prompt, a closing line asking for the working first, or with
     `per_row` (every row's correct GST asked) the `worksheet` to complete."""
     asked = "" if tuple(labels) == LABELS else f"BAS labels to report: {', '.join(labels)} (only these)\n"
-    closing = f"\n\n{worksheet(rows, labels) if per_row else WORK_FIRST}" if style == FOCUSED else ""
-    return (
+    sheet = per_row and style == FOCUSED
+    closing = (
+        f"\n\n{worksheet(rows, labels, calculator_offered) if sheet else WORK_FIRST}"
+        if style == FOCUSED
+        else ""
+    )
+    text = (
         f"Business: {business} Pty Ltd\n"
         f"BAS quarter: {quarter.describe()}\n"
         f"{asked}"
         f"Ledger ({len(rows)} rows):\n"
         f"```csv\n{to_csv(rows)}\n```" + closing
     )
+    return text if sheet else calculator.with_note(text, calculator_offered)
 
 
 def read_ledger(text: str) -> tuple[Quarter, list[Row]]:

@@ -14,6 +14,8 @@ from typing import Annotated, Literal
 
 import verifiers.v1 as vf
 from piv_core.ledger_audit.grading import Grade, Key, LedgerData, fault_lists, key_holds
+from piv_core.runtime import calculator
+from piv_core.runtime.calculator import CalculatorToolset
 from piv_core.runtime.confinement import SingleReply
 from piv_core.runtime.timeouts import with_rollout_timeout
 from piv_core.tasksets.knobs import at_least, at_most, integer, number, share, some_of
@@ -46,9 +48,10 @@ WIDEST_ASKED = max(
 
 LONGEST_SYSTEM_PROMPT = max(
     (
-        prompt.system_prompt(style, rules.FAULT_CODES, rules.LABELS, credit)
+        calculator.with_section(prompt.system_prompt(style, rules.FAULT_CODES, rules.LABELS, credit), offered)
         for style in prompt.PROMPT_STYLES
         for credit in prompt.FIGURE_CREDITS
+        for offered in (False, True)
     ),
     key=lambda text: len(text.encode()),
 )
@@ -119,7 +122,11 @@ def holds(data: AuBasData) -> bool:
         ledger = prompt.read_ledger(data.prompt_text)[1]
     except ValueError:
         return False
-    if scope.rows and not data.prompt_text.endswith("\n\n" + prompt.worksheet(ledger, labels)):
+    offered = calculator.offered(data.system_prompt)[0]
+    if calculator.noted(data.prompt_text)[0] != offered:  # the worksheet's closing, or after the ledger
+        return False
+    stated = calculator.with_section(stated, offered)
+    if scope.rows and not data.prompt_text.endswith("\n\n" + prompt.worksheet(ledger, labels, offered)):
         return False
     rows = rules.row_gst(ledger) if scope.rows else {}
     return data.row_figures == rows and key_holds(
@@ -171,6 +178,12 @@ class AuBasConfig(TasksetConfig, MixKnobs):
     """Ask for every row's correct GST too, as a map {txn_id: amount} under the answer key
     ``gst``; each row's entry is graded like a label (under ``partial`` credit, one share of the
     figures). Needs prompt_style ``focused``."""
+    calculator: bool = False
+    """Offer the calculator (`piv_core.runtime.calculator`): the system prompt ends on its section
+    and the user prompt on a note asking for a reply of calls first (a worksheet's, in place of its
+    closing sentence), and a reply may call ``calculate(expression)`` for exact decimal arithmetic
+    within the calls the section states; the last reply, which makes no call, is graded. Off (the
+    default): one reply, no tool. It sets nothing else: ledgers, keys and scoring are unchanged."""
     level: Level = None
     """A rung of `levels.RUNGS` (1 easiest, 9 hardest): sets num_transactions, fault_rate,
     fault_codes and labels, and at the lowest rungs row_mix, prompt_style, figure_credit and row_figures.
@@ -213,8 +226,15 @@ def make_task_data(config: AuBasConfig, idx: int) -> AuBasData:
     ledger = generator.generate(
         rng, config.num_transactions, config.fault_rate, config.fault_codes, config.row_mix
     )
-    system = prompt.system_prompt(
-        config.prompt_style, config.fault_codes, config.labels, config.figure_credit, config.row_figures
+    system = calculator.with_section(
+        prompt.system_prompt(
+            config.prompt_style,
+            config.fault_codes,
+            config.labels,
+            config.figure_credit,
+            config.row_figures,
+        ),
+        config.calculator,
     )
     key = rules.reconcile(ledger.quarter, ledger.rows, prompt.read_scope(system).codes).asking(config.labels)
     prefix = "au-bas" if config.level is None else f"au-bas-level{config.level}"
@@ -231,6 +251,7 @@ def make_task_data(config: AuBasConfig, idx: int) -> AuBasData:
             config.labels,
             config.prompt_style,
             config.row_figures,
+            config.calculator,
         ),
         bas=key.figures,
         faults=fault_lists(key.faults),
@@ -240,6 +261,12 @@ def make_task_data(config: AuBasConfig, idx: int) -> AuBasData:
 
 class AuBasTaskset(FiniteWhenMixed, vf.Taskset[AuBasTask, AuBasConfig]):
     INFINITE = True
+
+    @classmethod
+    def toolsets(cls, config: AuBasConfig) -> list[vf.Toolset]:
+        """The calculator's server when the configuration offers it (one per env worker, shared by its
+        rollouts, holding nothing of any); no tool otherwise."""
+        return [CalculatorToolset(vf.SharedToolsetConfig())] if config.calculator else []
 
     def load(self) -> Iterator[AuBasTask]:
         for data in served(self.config, make_task_data):

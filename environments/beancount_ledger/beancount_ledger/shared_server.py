@@ -6,57 +6,30 @@ server remembers, per rollout route, the state it last pushed (`KNOWN_ROUTES` of
 recently called dropped first) and pulls from the host only on a rollout's first call, so a call
 costs one state exchange instead of two. It keeps each rollout's sandbox `isolated.Lane` beside
 it, runs every call in a thread of its own pool (`TOOL_THREADS`) rather than on the event loop,
-and serves with Nagle's algorithm off on every accepted connection and the per-request loggers
-at WARNING.
+and serves as every tool server of the suite does: Nagle's algorithm off on every accepted
+connection, the per-request loggers at WARNING (`piv_core.runtime.tool_server`).
 """
 
 import asyncio
-import contextlib
 import contextvars
 import functools
-import logging
-import socket
 import threading
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import verifiers.v1 as vf
+from piv_core.runtime.tool_server import serve_promptly
 
 from beancount_ledger import isolated
 from beancount_ledger.verifiers_internals import call_state
 
-PER_REQUEST_LOGGERS = ("httpx", "uvicorn.access", "mcp.server.lowlevel.server", "mcp.server.streamable_http")
-"""Loggers that write a line per tool call or state exchange at INFO."""
 KNOWN_ROUTES = 512
 """Rollouts whose last pushed state and sandbox lane the server keeps (least recently called
 dropped first)."""
 TOOL_THREADS = 64
 """Threads the server runs tool calls in (its own: asyncio's default pool has a few per core, and a
 call waiting on the sandbox holds its thread for up to `sandbox.WAIT_SECONDS` plus a check)."""
-
-
-def _accept_without_delay() -> None:
-    """Set TCP_NODELAY on every TCP connection this process accepts (idempotent).
-
-    verifiers binds the tool server's listening socket as ``socket(AF_INET, SOCK_STREAM)``, with
-    protocol 0, and asyncio turns Nagle's algorithm off only on sockets whose protocol is
-    IPPROTO_TCP. uvicorn writes a reply's head and body apart, so on a kept-alive connection
-    every reply then waits out the client's delayed ACK: 44 ms per tool call instead of 2 ms."""
-    accept = socket.socket.accept
-    if getattr(accept, "without_delay", False):
-        return
-
-    @functools.wraps(accept)
-    def accept_without_delay(sock: socket.socket):
-        conn, address = accept(sock)
-        if conn.family in (socket.AF_INET, socket.AF_INET6) and conn.type == socket.SOCK_STREAM:
-            with contextlib.suppress(OSError):
-                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return conn, address
-
-    accept_without_delay.without_delay = True  # type: ignore[attr-defined]
-    socket.socket.accept = accept_without_delay  # type: ignore[method-assign]
 
 
 ConfigT = TypeVar("ConfigT", bound=vf.SharedToolsetConfig)
@@ -140,11 +113,6 @@ class SharedToolset(vf.Toolset[ConfigT, StateT]):
         return super()._with_state(offloaded)
 
     def _serve(self) -> None:
-        """verifiers' server, with every accepted connection free of Nagle's delay, logging
-        warnings and errors but not each request (the MCP server it builds sets the root logger
-        to INFO with a rich handler, which would format two HTTP lines and an access line for
-        every tool call of every rollout)."""
-        _accept_without_delay()
-        for name in PER_REQUEST_LOGGERS:
-            logging.getLogger(name).setLevel(logging.WARNING)
+        """verifiers' server, prompt and quiet (`piv_core.runtime.tool_server.serve_promptly`)."""
+        serve_promptly()
         super()._serve()

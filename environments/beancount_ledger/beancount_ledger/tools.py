@@ -63,10 +63,8 @@ from beancount_ledger.render import FILE_NAMES, LEDGER
 # The shared server lives in `shared_server`; the names it had here stay importable from here.
 from beancount_ledger.shared_server import (  # noqa: F401
     KNOWN_ROUTES,
-    PER_REQUEST_LOGGERS,
     TOOL_THREADS,
     SharedToolset,
-    _accept_without_delay,
 )
 from beancount_ledger.statement import statement_dates
 from beancount_ledger.verifiers_internals import call_state, discover_decorated

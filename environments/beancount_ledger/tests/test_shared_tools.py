@@ -11,8 +11,6 @@ through one env-server worker and its one tool server.
 import asyncio
 import hashlib
 import os
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -202,32 +200,6 @@ def test_the_tools_are_one_shared_server_per_worker():
     assert toolset.config.model_dump(exclude={"surface"}) == config.tools.model_dump()
     assert toolset.config.surface == "full" and isinstance(toolset.config, vf.SharedToolsetConfig)
     assert LedgerTask.toolsets(config.task) == []
-
-
-NODELAY_PROBE = """
-import socket, sys
-if sys.argv[1] == "patched":
-    from beancount_ledger.tools import _accept_without_delay
-    _accept_without_delay()
-    _accept_without_delay()
-server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)  # protocol 0, as verifiers binds it
-server.bind(("127.0.0.1", 0))
-server.listen()
-client = socket.create_connection(server.getsockname())
-conn, _ = server.accept()
-print(conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
-"""
-
-
-def test_the_server_accepts_connections_without_nagles_delay():
-    """Without it, every reply on a kept-alive connection waits out the client's delayed ACK."""
-    nodelay = {
-        mode: subprocess.run(
-            [sys.executable, "-c", NODELAY_PROBE, mode], capture_output=True, text=True, check=True
-        ).stdout.strip()
-        for mode in ("plain", "patched")
-    }
-    assert nodelay["plain"] == "0" and nodelay["patched"] != "0"
 
 
 def _tool_servers_under(root: int) -> list[int]:

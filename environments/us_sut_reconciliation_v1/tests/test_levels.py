@@ -15,7 +15,7 @@ from piv_core.policy import Conversation
 from piv_core.tasksets.ladder import rung_table
 from piv_core.testing import filled_from_key, score_reply
 from pydantic import ValidationError
-from us_sut_reconciliation_v1 import baselines, grading, prompt, rules
+from us_sut_reconciliation_v1 import baselines, grading, prompt, rules, worksheet
 from us_sut_reconciliation_v1.generator import WHOLE_RATE_ZIPS
 from us_sut_reconciliation_v1.ledger import PURCHASE, SALE
 from us_sut_reconciliation_v1.levels import RUNGS
@@ -117,7 +117,7 @@ def test_rung_one_ends_on_a_worksheet_that_validate_rebuilds_and_its_answer_line
         data = task.data
         _, business_zip, rows = prompt.read_ledger(data.prompt_text)
         sheet = data.prompt_text.split("```\n\n", 1)[1]
-        assert sheet == prompt.worksheet(rows, ["sales_tax_due"], business_zip) and _valid(task)
+        assert sheet == worksheet.worksheet(rows, ["sales_tax_due"], business_zip) and _valid(task)
         for row in rows:
             code = TAX_MISCALCULATED if data.row_figures[row.txn_id] else TAX_ON_EXEMPT_ITEM
             line = next(line for line in sheet.splitlines() if line.startswith(f"{row.txn_id}: "))
@@ -249,7 +249,7 @@ def test_a_products_step_is_exact_and_multiplies_no_figure_of_more_than_two_deci
     rng = random.Random(5)
     for cents in [1, 10, 100, 5000, 123450, *(rng.randrange(1, 10**9) for _ in range(500))]:
         gross = Decimal(cents).scaleb(-2)
-        text = prompt.product(gross, "8.25")
+        text = worksheet.product(gross, "8.25")
         if cents % 100:
             assert text == f"<product of {gross} x 8.25> / 100", (gross, text)
             continue

@@ -29,7 +29,8 @@ from decimal import Decimal
 
 from piv_core.ledger_audit.grading import DUPLICATE_INVOICE, OUTSIDE_PERIOD, answer_text, erring_audit
 from piv_core.parsing.money import cents_of
-from piv_core.policy import Conversation, Policy
+from piv_core.policy import Conversation, Policy, calling_first
+from piv_core.runtime import calculator
 
 from us_sut_reconciliation_v1.ledger import SALE
 from us_sut_reconciliation_v1.prompt import ROW_KEY, read_figures, read_ledger, read_scope
@@ -38,6 +39,7 @@ from us_sut_reconciliation_v1.rules import (
     FIGURES,
     MISSING_EXEMPTION_CERT,
     combined_rate,
+    is_exempt,
     reconcile,
     row_tax,
     row_taxes,
@@ -75,12 +77,25 @@ def _asks_rows(conversation: Conversation) -> bool:
     return read_scope(_system_text(conversation)).rows
 
 
-def oracle(conversation: Conversation) -> str:
+def _solve(conversation: Conversation) -> str:
     text = conversation.user_text
     quarter, business_zip, rows = read_ledger(text)
     key = reconcile(quarter, business_zip, rows, stated_codes(conversation)).asking(read_figures(text))
     per_row = (ROW_KEY, row_taxes(rows, business_zip)) if _asks_rows(conversation) else None
     return ORACLE_NOTE + answer_text(key.figures, key.faults, per_row)
+
+
+def products(conversation: Conversation) -> list[dict[str, str]]:
+    """The calculator calls of the taxable sales' products (gross x their ZIP's rate / 100), as
+    many as one reply may make."""
+    _, _, rows = read_ledger(conversation.user_text)
+    taxed = [r for r in rows if r.kind == SALE and not is_exempt(r)][: calculator.CALLS_PER_TURN]
+    return [{"expression": f"{r.gross} * {combined_rate(r.zip)} / 100"} for r in taxed]
+
+
+oracle = calling_first(_solve, calculator.TOOL, products)
+"""Reads the ledger and applies `rules.reconcile`; where the prompt offers the calculator it first
+has it work out the taxable sales' products, as a model would."""
 
 
 def noisy(conversation: Conversation, p: float, rng: random.Random) -> str:

@@ -15,6 +15,8 @@ from typing import Annotated, Literal
 
 import verifiers.v1 as vf
 from piv_core.ledger_audit.grading import Grade, Key, LedgerData, fault_lists, key_holds
+from piv_core.runtime import calculator
+from piv_core.runtime.calculator import CalculatorToolset
 from piv_core.runtime.confinement import SingleReply
 from piv_core.runtime.timeouts import with_rollout_timeout
 from piv_core.tasksets.knobs import at_least, at_most, integer, number, share, some_of
@@ -31,7 +33,7 @@ from piv_core.tasksets.rescoring import Credited, FigureCreditConfig, TasksetCon
 from piv_core.tasksets.rng import Split, split_rng, task_id
 from pydantic import model_validator
 
-from us_sut_reconciliation_v1 import generator, grading, prompt, rules
+from us_sut_reconciliation_v1 import generator, grading, prompt, rules, worksheet
 from us_sut_reconciliation_v1.levels import RUNGS
 
 DEFAULT_SEED = 20260701
@@ -46,9 +48,12 @@ WIDEST_ASKED = max(
 
 LONGEST_SYSTEM_PROMPT = max(
     (
-        prompt.system_prompt(style, rules.FAULT_CODES, rules.FIGURES, credit)
+        calculator.with_section(
+            prompt.system_prompt(style, rules.FAULT_CODES, rules.FIGURES, credit), offered
+        )
         for style in prompt.PROMPT_STYLES
         for credit in prompt.FIGURE_CREDITS
+        for offered in (False, True)
     ),
     key=lambda text: len(text.encode()),
 )
@@ -124,7 +129,13 @@ def holds(data: UsSutData) -> bool:
         _, business_zip, ledger = prompt.read_ledger(data.prompt_text)
     except ValueError:
         return False
-    if scope.rows and not data.prompt_text.endswith("\n\n" + prompt.worksheet(ledger, figures, business_zip)):
+    offered = calculator.offered(data.system_prompt)[0]
+    if calculator.noted(data.prompt_text)[0] != offered:  # the worksheet's closing, or after the ledger
+        return False
+    stated = calculator.with_section(stated, offered)
+    if scope.rows and not data.prompt_text.endswith(
+        "\n\n" + prompt.worksheet(ledger, figures, business_zip, offered)
+    ):
         return False
     rows = rules.row_taxes(ledger, business_zip) if scope.rows else {}
     return data.row_figures == rows and key_holds(
@@ -186,6 +197,12 @@ class UsSutConfig(TasksetConfig, MixKnobs):
     ``tax``; each row's entry is graded like a figure (under ``partial`` credit, one share) and
     counts only with the row listed in the faults exactly when it has a fault. Needs
     prompt_style ``focused``."""
+    calculator: bool = False
+    """Offer the calculator (`piv_core.runtime.calculator`): the system prompt ends on its section
+    and the user prompt on a note asking for a reply of calls first (a worksheet's, in place of its
+    closing sentence), and a reply may call ``calculate(expression)`` for exact decimal arithmetic
+    within the calls the section states; the last reply, which makes no call, is graded. Off (the
+    default): one reply, no tool. It sets nothing else: ledgers, keys and scoring are unchanged."""
     level: Level = None
     """A rung of `levels.RUNGS` (1 easiest, 8 hardest): sets num_rows, fault_rate, fault_codes
     and figures, and at the lowest rungs row_mix, prompt_style, figure_credit and row_figures. Unset: every
@@ -208,10 +225,10 @@ class UsSutConfig(TasksetConfig, MixKnobs):
                 f"row_figures needs prompt_style 'focused', got {self.prompt_style!r}: the full prompt "
                 "asks for the return's figures only"
             )
-        if self.row_figures and not set(self.fault_codes) <= set(prompt.COMPARED_CODES):
+        if self.row_figures and not set(self.fault_codes) <= set(worksheet.COMPARED_CODES):
             raise ValueError(
-                f"row_figures needs fault_codes among {list(prompt.COMPARED_CODES)}, got {self.fault_codes}: "
-                "each row's worksheet line decides its audit from the recorded tax alone"
+                f"row_figures needs fault_codes among {list(worksheet.COMPARED_CODES)}, got "
+                f"{self.fault_codes}: each row's worksheet line decides its audit from the recorded tax alone"
             )
         if not set(self.figures) & set(rules.GRADED_FIGURES):
             raise ValueError(
@@ -245,8 +262,15 @@ def make_task_data(config: UsSutConfig, idx: int) -> UsSutData:
     """Task `idx` of the set `config` describes."""
     rng = split_rng(config.split, config.seed, idx)
     ledger = generator.generate(rng, config.num_rows, config.fault_rate, config.fault_codes, config.row_mix)
-    system = prompt.system_prompt(
-        config.prompt_style, config.fault_codes, config.figures, config.figure_credit, config.row_figures
+    system = calculator.with_section(
+        prompt.system_prompt(
+            config.prompt_style,
+            config.fault_codes,
+            config.figures,
+            config.figure_credit,
+            config.row_figures,
+        ),
+        config.calculator,
     )
     codes = prompt.read_scope(system).codes
     key = rules.reconcile(ledger.quarter, ledger.business_zip, ledger.rows, codes).asking(config.figures)
@@ -265,6 +289,7 @@ def make_task_data(config: UsSutConfig, idx: int) -> UsSutData:
             config.figures,
             config.prompt_style,
             config.row_figures,
+            config.calculator,
         ),
         figures=key.figures,
         faults=fault_lists(key.faults),
@@ -273,6 +298,12 @@ def make_task_data(config: UsSutConfig, idx: int) -> UsSutData:
 
 
 class UsSutTaskset(vf.Taskset[UsSutTask, UsSutConfig]):
+    @classmethod
+    def toolsets(cls, config: UsSutConfig) -> list[vf.Toolset]:
+        """The calculator's server when the configuration offers it (one per env worker, shared by its
+        rollouts, holding nothing of any); no tool otherwise."""
+        return [CalculatorToolset(vf.SharedToolsetConfig())] if config.calculator else []
+
     def load(self) -> Iterator[UsSutTask]:
         for data in served(self.config, make_task_data, self.config.num_tasks):
             yield UsSutTask(with_rollout_timeout(data), self.config.task)

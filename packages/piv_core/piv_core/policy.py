@@ -53,6 +53,18 @@ class Conversation:
     def user_text(self) -> str:
         return "\n\n".join(self.text(m) for m in self.messages if m.get("role") == "user")
 
+    def offers(self, tool: str) -> bool:
+        """Whether the request offers a tool named `tool` (OpenAI's nested or flat schema)."""
+        return any(
+            isinstance(spec, dict) and tool in (spec.get("name"), (spec.get("function") or {}).get("name"))
+            for spec in self.tools
+        )
+
+    @property
+    def tool_replies(self) -> list[str]:
+        """The text of every tool reply so far, in order."""
+        return [self.text(m) for m in self.messages if m.get("role") == "tool"]
+
     def head(self) -> list[str]:
         """The text of the first system (or developer) message and of the first user message
         (empty where there is none): what identifies the task a request belongs to."""
@@ -73,6 +85,21 @@ Reply = str | list[ToolCall] | Reasoned
 Policy = Callable[[Conversation], Reply]
 NoisyPolicy = Callable[[Conversation, float, random.Random], Reply]
 """An environment's solver that errs on each item with probability p, drawing only from the rng."""
+
+
+def calling_first(solve: Policy, tool: str, calls: Callable[[Conversation], list[dict[str, Any]]]) -> Policy:
+    """`solve`, but where the request offers `tool` and no tool has answered yet, first one reply
+    calling `tool` once for each argument set `calls` gives (none: `solve` at once)."""
+
+    def policy(conversation: Conversation) -> Reply:
+        if conversation.offers(tool) and not conversation.tool_replies:
+            wanted = calls(conversation)
+            if wanted:
+                return [ToolCall(tool, arguments) for arguments in wanted]
+        return solve(conversation)
+
+    return policy
+
 
 NOISY = re.compile(r"noisy-(?P<p>[0-9]+(?:\.[0-9]+)?)")
 

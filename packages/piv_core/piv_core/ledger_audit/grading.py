@@ -149,6 +149,7 @@ def worksheet(
     figure: str,
     stated: Mapping[str, str] = MappingProxyType({}),
     sums: Mapping[str, Sequence[str]] = MappingProxyType({}),
+    closing: str | None = None,
 ) -> str:
     """The closing part of a user prompt that asks for every row's figure: the environment's line
     per row (`row_lines`, each with ``<...>`` left to fill in, ending on its `verdict` named
@@ -162,7 +163,8 @@ def worksheet(
     gives it. All of it is one block to copy, the answer line straight after the rows and sums, so
     that it is the last thing written; a closing sentence asks for the reply to open on the first
     row's line and end on the answer line (a small model otherwise often writes the answer line
-    alone, with none of the work, or stops after the sums)."""
+    alone, with none of the work, or stops after the sums); `closing`, when given, is said in its
+    place."""
     placeholder = {txn: stated.get(txn, f"<{figure_of(figure, txn)}>") for txn in txn_ids}
     added = [f"{label} = {' + '.join(placeholder[txn] for txn in sums[label])} = <{label}>" for label in sums]
     figures = "".join(
@@ -179,8 +181,12 @@ def worksheet(
         + "\n".join([*row_lines, *added])
         + "\n"
         + answer
-        + f"\n\nStart your reply with {txn_ids[0]}'s line and end it with the answer line: every line above, "
-        "then <answer>...</answer> (a reply without the answer line scores 0)."
+        + "\n\n"
+        + (
+            closing
+            or f"Start your reply with {txn_ids[0]}'s line and end it with the answer line: every line "
+            "above, then <answer>...</answer> (a reply without the answer line scores 0)."
+        )
     )
 
 

@@ -12,7 +12,7 @@ it may take, and verifiers' env-server pool.
 installed verifiers ships the chat program it runs (`compat.IN_PROCESS_HARNESS`), else verifiers' own
 ``null`` harness under the environment's id (one process per episode).
 
-Layer 1: imports `compat`.
+Layer 1: imports `compat` and `parsing`.
 """
 
 from piv_core.compat import IN_PROCESS_HARNESS

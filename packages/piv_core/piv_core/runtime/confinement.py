@@ -13,13 +13,17 @@ trainer) and whatever harness it picks:
   (`refuse_host_commands`), before the model is asked anything. No flag lifts it; a laptop run
   keeps the harnesses that run nothing the model writes (each environment's default, ``null``).
 - **A single-reply task is one model turn** (`SingleReply`): a reply that calls a tool ends the
-  episode there and is graded as the reply; no tool call of it is run.
+  episode there and is graded as the reply; no tool call of it is run. The one exception is the
+  calculator a task's prompt may offer (`piv_core.runtime.calculator`), whose calls run within the
+  bounds the prompt states.
 """
 
 from __future__ import annotations
 
 import verifiers.v1 as vf
 from verifiers.v1.runtimes import SubprocessRuntime
+
+from piv_core.runtime import calculator
 
 SANDBOX_RUNTIMES = ("docker", "podman", "apptainer", "e2b", "modal", "prime")
 """The runtimes verifiers ships that isolate the agent from the host (``--env.agent.runtime.type``)."""
@@ -61,14 +65,35 @@ def refuse_host_commands(trace: vf.Trace, runtime: vf.Runtime) -> None:
         raise PermissionError(refusal)
 
 
+def replies_with_calls(trace: vf.Trace) -> int:
+    """How many of the model's replies recorded on `trace` made tool calls."""
+    return sum(1 for node in trace.nodes if node.sampled and getattr(node.message, "tool_calls", None))
+
+
 class SingleReply:
     """The mixin of a single-reply task: its first reply ends the episode even when it calls a
     tool (`reply_called_a_tool`, a verifiers response stop: the reply is recorded and graded, its
-    calls are never run). A plain reply ends it as the harness's own loop does."""
+    calls are never run). A plain reply ends it as the harness's own loop does.
+
+    A task whose system prompt offers the calculator (`calculator.offered`) may call it: a reply
+    whose calls are all to `calculator.TOOL` goes on unless it makes more than
+    `calculator.CALLS_PER_TURN` calls or `calculator.TOOL_TURNS` replies with calls came before it;
+    any other reply with calls ends the episode the same way, its calls not run. So only the
+    calculator runs, within the stated bounds, whatever the harness offers."""
 
     @vf.stop
     async def reply_called_a_tool(self, response: vf.Response, trace: vf.Trace) -> bool:
-        return bool(response.message.tool_calls)
+        calls = response.message.tool_calls
+        if not calls:
+            return False
+        if not calculator.offered(self.data.system_prompt)[0]:
+            return True
+        if any(
+            getattr(call, "name", None) != calculator.TOOL or getattr(call, "namespace", None)
+            for call in calls
+        ):
+            return True  # only the calculator ever runs, whatever the harness offers
+        return len(calls) > calculator.CALLS_PER_TURN or replies_with_calls(trace) >= calculator.TOOL_TURNS
 
     async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
         refuse_host_commands(trace, runtime)
