@@ -61,6 +61,13 @@ def test_the_calculator_adds_its_section_and_changes_nothing_else_at_any_rung(en
             assert not holds(tampered)
             assert not holds(offered.model_copy(update={"prompt": plain.prompt}))  # no note, or no section
             assert not holds(plain.model_copy(update={"prompt": offered.prompt}))
+    for offered, seconds in (
+        (False, 900.0),
+        (True, calculator.ROLLOUT_SECONDS),
+    ):  # a turn's allowance a reply
+        served = next(iter(taskset(config(calculator=offered, split="eval")).load()))
+        assert served.data.timeout.agent == seconds
+    assert calculator.ROLLOUT_SECONDS > 900.0
     assert taskset.toolsets(config()) == []
     [served] = taskset.toolsets(config(calculator=True))
     assert isinstance(served, calculator.CalculatorToolset)

@@ -270,4 +270,6 @@ class AuBasTaskset(FiniteWhenMixed, vf.Taskset[AuBasTask, AuBasConfig]):
 
     def load(self) -> Iterator[AuBasTask]:
         for data in served(self.config, make_task_data):
-            yield AuBasTask(with_rollout_timeout(data), self.config.task)
+            yield AuBasTask(
+                with_rollout_timeout(data, calculator.rollout_timeout(data.system_prompt)), self.config.task
+            )

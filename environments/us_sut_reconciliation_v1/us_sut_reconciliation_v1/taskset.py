@@ -306,4 +306,6 @@ class UsSutTaskset(vf.Taskset[UsSutTask, UsSutConfig]):
 
     def load(self) -> Iterator[UsSutTask]:
         for data in served(self.config, make_task_data, self.config.num_tasks):
-            yield UsSutTask(with_rollout_timeout(data), self.config.task)
+            yield UsSutTask(
+                with_rollout_timeout(data, calculator.rollout_timeout(data.system_prompt)), self.config.task
+            )

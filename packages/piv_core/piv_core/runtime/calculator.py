@@ -20,6 +20,7 @@ from __future__ import annotations
 import verifiers.v1 as vf
 
 from piv_core.parsing.arithmetic import MAX_CHARS, PRECISION, SHOWN_DECIMALS, calculation
+from piv_core.runtime.timeouts import SINGLE_REPLY_SECONDS, SINGLE_REPLY_TOKENS, rollout_seconds
 from piv_core.runtime.tool_server import serve_promptly
 
 TOOL = "calculate"
@@ -28,6 +29,9 @@ CALLS_PER_TURN = 16
 """The most calls one reply may make."""
 TOOL_TURNS = 8
 """The most replies with calls an episode may have."""
+ROLLOUT_SECONDS = rollout_seconds(SINGLE_REPLY_TOKENS, TOOL_TURNS + 1)
+"""The default rollout timeout of an episode that offers the calculator (19 minutes): a single
+reply's tokens, and a turn's allowance for each reply of calls besides the last reply."""
 
 PROMPT_SECTION = f"""CALCULATOR
 A tool, {TOOL}, works out arithmetic for you. Its one argument, expression, is text made of numbers \
@@ -65,6 +69,12 @@ def noted(user: str) -> tuple[bool, str]:
     """Whether a user prompt ends on `USER_NOTE`, and the prompt without it."""
     tail = f"\n\n{USER_NOTE}"
     return (True, user[: -len(tail)]) if user.endswith(tail) else (False, user)
+
+
+def rollout_timeout(system: object) -> float:
+    """The default rollout timeout of a task whose system prompt is `system` (`ROLLOUT_SECONDS` where
+    it offers the calculator, a single reply's otherwise)."""
+    return ROLLOUT_SECONDS if offered(system)[0] else SINGLE_REPLY_SECONDS
 
 
 def offered(system: object) -> tuple[bool, object]:
