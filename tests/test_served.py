@@ -3,7 +3,7 @@
 The pool (`serve_env` with spawned workers, driven by `EnvClient`) is how trainers scale an
 environment across processes and machines: each worker rebuilds the environment from its
 JSON config and every task from its `TaskData` alone. Same tasks, same baseline policies,
-same rewards, whichever way they run.
+same rewards, whichever way they run. With the calculator offered, each worker serves it too.
 """
 
 from __future__ import annotations
@@ -88,3 +88,38 @@ def test_pool_of_two_spawned_workers_scores_like_in_process():
     assert {served[("oracle", t.data.idx)]["bas_correct"] for t in tasks} == {1.0}
     assert all(served[("garbage", t.data.idx)] == {"bas_correct": 0.0, "fault_audit": 0.0} for t in tasks)
     assert len({tuple(sorted(r.items())) for r in served.values()}) > 2  # the policies really differ
+
+
+def test_the_pool_serves_the_calculator_and_the_oracle_uses_it():
+    """Each worker starts the calculator's server for its rollouts (taskset-scoped), rebuilt from the
+    config alone; the oracle's calls are answered there and it earns full marks."""
+    config = _env_config().model_copy(deep=True)
+    config.taskset = config.taskset.model_validate(
+        {**config.taskset.model_dump(), "num_transactions": 8, "calculator": True}
+    )
+    tasks = [t for _, t in zip(range(2), AuBasTaskset(AuBasConfig(num_transactions=8, calculator=True)))]
+
+    async def run(address: str, base_url: str) -> list:
+        client = EnvClient(address)
+        await client.wait_for_server_startup(timeout=180)
+        try:
+            client_config = vf.EvalClientConfig(base_url=base_url)
+            return await asyncio.gather(
+                *(
+                    client.run(
+                        client_config, "baseline/oracle", vf.SamplingConfig(), t.data.model_dump(mode="json")
+                    )
+                    for t in tasks
+                )
+            )
+        finally:
+            await client.close()
+
+    with env_server_pool(config, workers=2) as address, running_endpoint(ENV_ID) as base_url:
+        episodes = asyncio.run(run(address, base_url))
+    for episode in episodes:
+        assert episode.ok, episode.errors
+        (trace,) = episode.traces
+        replies = [n.message.content for n in trace.nodes if n.message.role == "tool"]
+        assert replies and all(" = " in reply and "error" not in reply for reply in replies)
+        assert _rewards(trace) == {"bas_correct": 1.0, "fault_audit": 1.0}
