@@ -2,13 +2,15 @@
 that states it: ``python -m piv_core.runtime.calculator``.
 
 The tool works out exact decimal arithmetic (`piv_core.parsing.arithmetic`: the four operations
-on decimal numbers, nothing else read, every cost bounded before any work) and answers with the
-value and the value to the cent. It reads no file, state, environment or secret, and runs no
-code: the reply is a function of the expression alone. A bad expression, or an argument that is
-not text, comes back to the model as an error line; the episode goes on.
+on decimal numbers, nothing else read, every cost bounded before any work) and answers in one line:
+the value to the cent and, where that rounds it, the unrounded value. It reads no file, state,
+environment or secret, and runs no code: the reply is a function of the expression alone, worked
+out in microseconds. A bad expression, or an argument that is not text, comes back to the model as
+an error line; the episode goes on.
 
 A task offers it when its system prompt ends on `PROMPT_SECTION` (`offered` reads that,
-`with_section` writes it) and its user prompt on `USER_NOTE` (`noted`, `with_note`); its taskset
+`with_section` writes it) and its user prompt on `USER_NOTE` (`noted`; `with_note` appends it, and a
+worksheet says it in place of its closing sentence); such a task gets `rollout_timeout`; its taskset
 then declares `CalculatorToolset` taskset-scoped: one server per env worker, shared by every
 rollout, holding nothing of any of them (its state is verifiers' empty ``State``, which it never
 pulls or pushes). How many calls a reply and an episode may make is `confinement.SingleReply`'s to
