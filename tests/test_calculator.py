@@ -185,3 +185,21 @@ def test_a_reply_beyond_the_stated_calls_ends_the_episode_unrun(env_id, excess, 
     run = 0 if excess == "calls" else calculator.TOOL_TURNS
     assert _roles(trace).count("tool") == run and len(requests) == run + 1
     assert _roles(trace)[-1] == "assistant" and _reward(trace) == 0.0
+
+
+@pytest.mark.parametrize("env_id", TAX)
+def test_the_longest_ledger_with_the_calculator_still_fits_one_argument_and_one_more_is_refused(env_id):
+    from piv_core.tasksets.prompt_size import PROMPT_BUDGET, prompt_bytes
+
+    config, make, _, _, _ = _env(env_id)
+    rows = "num_transactions" if env_id == TAX[0] else "num_rows"
+    taskset = __import__(config.__module__, fromlist=["_"])
+    most = getattr(taskset, "MAX_TRANSACTIONS_CALCULATOR" if env_id == TAX[0] else "MAX_ROWS_CALCULATOR")
+    widest = taskset.widest_prompt_bytes(most, taskset.LONGEST_SYSTEM_PROMPT, "focused", offered=True)
+    assert widest <= PROMPT_BUDGET
+    for style in ("full", "focused"):
+        task = make(config(**{rows: most}, calculator=True, prompt_style=style, figure_credit="partial"), 0)
+        assert prompt_bytes(task.system_prompt, task.prompt) <= widest
+    with pytest.raises(ValueError, match=f"{rows} must be <= {most} with calculator=True, got {most + 1}"):
+        config(**{rows: most + 1}, calculator=True)
+    config(**{rows: most + 1})  # without it the bound is the plain prompt's

@@ -48,10 +48,9 @@ WIDEST_ASKED = max(
 
 LONGEST_SYSTEM_PROMPT = max(
     (
-        calculator.with_section(prompt.system_prompt(style, rules.FAULT_CODES, rules.LABELS, credit), offered)
+        prompt.system_prompt(style, rules.FAULT_CODES, rules.LABELS, credit)
         for style in prompt.PROMPT_STYLES
         for credit in prompt.FIGURE_CREDITS
-        for offered in (False, True)
     ),
     key=lambda text: len(text.encode()),
 )
@@ -59,12 +58,14 @@ LONGEST_SYSTEM_PROMPT = max(
 
 
 def widest_prompt_bytes(
-    num_transactions: int, system: str = prompt.SYSTEM_PROMPT, style: str = prompt.FULL
+    num_transactions: int, system: str = prompt.SYSTEM_PROMPT, style: str = prompt.FULL, offered: bool = False
 ) -> int:
     """An upper bound on the prompt bytes (system prompt `system` folded in) of any task with
-    this many rows whose user prompt is of style `style`."""
+    this many rows whose user prompt is of style `style`; `offered`: with the calculator's section
+    and note."""
     widest = generator.widest_ledger(num_transactions)
-    return prompt_bytes(system, prompt.user_prompt(*widest, WIDEST_ASKED, style))
+    user = prompt.user_prompt(*widest, WIDEST_ASKED, style, calculator_offered=offered)
+    return prompt_bytes(calculator.with_section(system, offered), user)
 
 
 MAX_TRANSACTIONS = largest_fitting(widest_prompt_bytes, generator.MIN_ROWS)
@@ -74,6 +75,10 @@ MAX_TRANSACTIONS_ANY_PROMPT = largest_fitting(
     lambda n: widest_prompt_bytes(n, LONGEST_SYSTEM_PROMPT, prompt.FOCUSED), generator.MIN_ROWS
 )
 """The same bound under the longest system prompt of any `prompt_style` and `figure_credit`."""
+MAX_TRANSACTIONS_CALCULATOR = largest_fitting(
+    lambda n: widest_prompt_bytes(n, LONGEST_SYSTEM_PROMPT, prompt.FOCUSED, offered=True), generator.MIN_ROWS
+)
+"""The same bound with the calculator offered (its section and note), under any prompt."""
 
 
 class AuBasData(LedgerData):
@@ -215,6 +220,11 @@ class AuBasConfig(TasksetConfig, MixKnobs):
             raise ValueError(
                 f"num_transactions must be <= {MAX_TRANSACTIONS_ANY_PROMPT} with prompt_style="
                 f"{self.prompt_style!r} and figure_credit={self.figure_credit!r}, got "
+                f"{self.num_transactions}: a longer ledger's prompt would not fit one command-line argument"
+            )
+        if self.calculator and self.num_transactions > MAX_TRANSACTIONS_CALCULATOR:
+            raise ValueError(
+                f"num_transactions must be <= {MAX_TRANSACTIONS_CALCULATOR} with calculator=True, got "
                 f"{self.num_transactions}: a longer ledger's prompt would not fit one command-line argument"
             )
         return self

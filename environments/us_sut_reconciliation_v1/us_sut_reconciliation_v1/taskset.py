@@ -48,23 +48,24 @@ WIDEST_ASKED = max(
 
 LONGEST_SYSTEM_PROMPT = max(
     (
-        calculator.with_section(
-            prompt.system_prompt(style, rules.FAULT_CODES, rules.FIGURES, credit), offered
-        )
+        prompt.system_prompt(style, rules.FAULT_CODES, rules.FIGURES, credit)
         for style in prompt.PROMPT_STYLES
         for credit in prompt.FIGURE_CREDITS
-        for offered in (False, True)
     ),
     key=lambda text: len(text.encode()),
 )
 """The longest system prompt any configuration gives (a focused one states at most every code and figure)."""
 
 
-def widest_prompt_bytes(num_rows: int, system: str = prompt.SYSTEM_PROMPT, style: str = prompt.FULL) -> int:
+def widest_prompt_bytes(
+    num_rows: int, system: str = prompt.SYSTEM_PROMPT, style: str = prompt.FULL, offered: bool = False
+) -> int:
     """An upper bound on the prompt bytes (system prompt `system` folded in) of any task with
-    this many rows whose user prompt is of style `style`."""
+    this many rows whose user prompt is of style `style`; `offered`: with the calculator's section
+    and note."""
     widest = generator.widest_ledger(num_rows)
-    return prompt_bytes(system, prompt.user_prompt(*widest, WIDEST_ASKED, style))
+    user = prompt.user_prompt(*widest, WIDEST_ASKED, style, calculator_offered=offered)
+    return prompt_bytes(calculator.with_section(system, offered), user)
 
 
 MAX_ROWS = largest_fitting(widest_prompt_bytes, generator.MIN_ROWS)
@@ -74,11 +75,16 @@ MAX_ROWS_ANY_PROMPT = largest_fitting(
     lambda n: widest_prompt_bytes(n, LONGEST_SYSTEM_PROMPT, prompt.FOCUSED), generator.MIN_ROWS
 )
 """The same bound under the longest system prompt of any `prompt_style` and `figure_credit`."""
+MAX_ROWS_CALCULATOR = largest_fitting(
+    lambda n: widest_prompt_bytes(n, LONGEST_SYSTEM_PROMPT, prompt.FOCUSED, offered=True), generator.MIN_ROWS
+)
+"""The same bound with the calculator offered (its section and note), under any prompt."""
 
 
-def max_tasks(num_rows: int) -> int:
-    """The most tasks of `num_rows` rows whose prompts, at their widest, fit `SET_BUDGET` together."""
-    return SET_BUDGET // widest_prompt_bytes(num_rows)
+def max_tasks(num_rows: int, offered: bool = False) -> int:
+    """The most tasks of `num_rows` rows whose prompts, at their widest, fit `SET_BUDGET` together
+    (`offered`: with the calculator's section and note)."""
+    return SET_BUDGET // widest_prompt_bytes(num_rows, offered=offered)
 
 
 class UsSutData(LedgerData):
@@ -241,14 +247,22 @@ class UsSutConfig(TasksetConfig, MixKnobs):
                 f"figure_credit={self.figure_credit!r}, got {self.num_rows}: a longer ledger's prompt "
                 "would not fit one command-line argument"
             )
+        if self.calculator and self.num_rows > MAX_ROWS_CALCULATOR:
+            raise ValueError(
+                f"num_rows must be <= {MAX_ROWS_CALCULATOR} with calculator=True, got {self.num_rows}: "
+                "a longer ledger's prompt would not fit one command-line argument"
+            )
         if self.levels is not None:
-            widest = sum(widest_prompt_bytes(RUNGS[level]["num_rows"]) for level in self.levels)
+            widest = sum(
+                widest_prompt_bytes(RUNGS[level]["num_rows"], offered=self.calculator)
+                for level in self.levels
+            )
             if self.tasks_per_level * widest > SET_BUDGET:
                 raise ValueError(
                     f"tasks_per_level must be <= {SET_BUDGET // widest} with levels={self.levels}, got "
                     f"{self.tasks_per_level}: the mix's prompts would exceed {SET_BUDGET >> 20} MiB"
                 )
-        most = max_tasks(self.num_rows)
+        most = max_tasks(self.num_rows, self.calculator)
         if self.num_tasks > most:
             raise ValueError(
                 f"num_tasks must be <= {most} with num_rows={self.num_rows}, got {self.num_tasks}: "
