@@ -31,6 +31,8 @@ EXPONENT_LIMIT = 99
 """A result whose adjusted exponent is beyond ±this is refused (out of range)."""
 
 _CENT = Decimal("0.01")
+_SPACE = " \t\n\r\f\v"
+"""The spaces the language allows between tokens (ASCII's, as ``\\s`` reads under ``re.ASCII``)."""
 _TOKEN = re.compile(r"\s*(?:(\d+(?:\.\d*)?|\.\d+)|([-+*/()]))", re.ASCII)
 _CONTEXT = Context(prec=PRECISION, Emax=EXPONENT_LIMIT, Emin=-EXPONENT_LIMIT, rounding=ROUND_HALF_UP)
 
@@ -44,14 +46,13 @@ def _tokens(expression: str) -> list[str]:
         raise Unworkable('the expression must be text, like "554.63 / 11"')
     if len(expression) > MAX_CHARS:
         raise Unworkable(f"the expression is longer than {MAX_CHARS} characters")
+    text = expression.rstrip(_SPACE)
     tokens: list[str] = []
     depth = at = 0
-    while at < len(expression):
-        if expression[at:].isspace():
-            break
-        match = _TOKEN.match(expression, at)
+    while at < len(text):
+        match = _TOKEN.match(text, at)
         if match is None:
-            shown = expression[at:].lstrip()[:1]
+            shown = text[at:].lstrip(_SPACE)[:1]
             raise Unworkable(f"{shown!r} is not part of the calculator's language (digits . + - * / ( ))")
         number, symbol = match.groups()
         if number is not None and sum(ch.isdigit() for ch in number) > MAX_DIGITS:
