@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from types import SimpleNamespace
 
 import pytest
 from piv_core.plugins import load
@@ -28,19 +29,37 @@ TAX = ["au-bas-reconciliation-v1", "us-sut-reconciliation-v1"]
 CALCULATOR = ("--env.taskset.calculator", "true")
 
 
-def _env(env_id: str):
+def _env(env_id: str) -> SimpleNamespace:
+    """The environment's taskset module and what the tests take from it."""
     if env_id == TAX[0]:
         from au_bas_reconciliation_v1 import levels, taskset
 
-        return taskset.AuBasConfig, taskset.make_task_data, taskset.holds, taskset.AuBasTaskset, levels.RUNGS
-    from us_sut_reconciliation_v1 import levels, taskset
+        config, served, rows, most = (
+            taskset.AuBasConfig,
+            taskset.AuBasTaskset,
+            "num_transactions",
+            "TRANSACTIONS",
+        )
+    else:
+        from us_sut_reconciliation_v1 import levels, taskset
 
-    return taskset.UsSutConfig, taskset.make_task_data, taskset.holds, taskset.UsSutTaskset, levels.RUNGS
+        config, served, rows, most = taskset.UsSutConfig, taskset.UsSutTaskset, "num_rows", "ROWS"
+    return SimpleNamespace(
+        module=taskset,
+        config=config,
+        make=taskset.make_task_data,
+        holds=taskset.holds,
+        taskset=served,
+        rungs=levels.RUNGS,
+        rows=rows,
+        most=getattr(taskset, f"MAX_{most}_CALCULATOR"),
+    )
 
 
 @pytest.mark.parametrize("env_id", TAX)
 def test_the_calculator_adds_its_section_and_changes_nothing_else_at_any_rung(env_id):
-    config, make, holds, taskset, rungs = _env(env_id)
+    env = _env(env_id)
+    config, make, holds, taskset, rungs = env.config, env.make, env.holds, env.taskset, env.rungs
     for level in [None, *rungs]:
         for idx in range(3):
             plain = make(config(level=level, split="eval"), idx)
@@ -191,10 +210,8 @@ def test_a_reply_beyond_the_stated_calls_ends_the_episode_unrun(env_id, excess, 
 def test_the_longest_ledger_with_the_calculator_still_fits_one_argument_and_one_more_is_refused(env_id):
     from piv_core.tasksets.prompt_size import PROMPT_BUDGET, prompt_bytes
 
-    config, make, _, _, _ = _env(env_id)
-    rows = "num_transactions" if env_id == TAX[0] else "num_rows"
-    taskset = __import__(config.__module__, fromlist=["_"])
-    most = getattr(taskset, "MAX_TRANSACTIONS_CALCULATOR" if env_id == TAX[0] else "MAX_ROWS_CALCULATOR")
+    env = _env(env_id)
+    config, make, rows, most, taskset = env.config, env.make, env.rows, env.most, env.module
     widest = taskset.widest_prompt_bytes(most, taskset.LONGEST_SYSTEM_PROMPT, "focused", offered=True)
     assert widest <= PROMPT_BUDGET
     for style in ("full", "focused"):
