@@ -124,7 +124,7 @@ def test_a_mix_read_back_from_its_dump_serves_the_same_tasks(env_id):
 
 @pytest.mark.parametrize("served", [False, True])
 def test_each_geo_task_in_a_mix_is_scored_as_its_rung_scores_it(served):
-    """Rung 1 grades each coordinate on a 15 km half-life, rung 11 passes or fails each part; in a
+    """Rung 1 grades each coordinate on a 15 km half-life, rung 12 passes or fails each part; in a
     mix the rung's scoring comes with the task, also where the task config is read back whole."""
     import asyncio
     import random
@@ -134,10 +134,10 @@ def test_each_geo_task_in_a_mix_is_scored_as_its_rung_scores_it(served):
     from piv_core.testing import score_reply
 
     env_id, noisy, rng = "geo-reprojection-v1", load("geo-reprojection-v1").noisy, random.Random(3)
-    config = taskset_config_type(env_id)(id=env_id, levels=[1, 11], tasks_per_level=4)
+    config = taskset_config_type(env_id)(id=env_id, levels=[1, 12], tasks_per_level=4)
     if served:
         config = type(config).model_validate(config.model_dump())
-    alone = {t.key: t for level in (1, 11) for t in _tasks(env_id, level=level, n=4)}
+    alone = {t.key: t for level in (1, 12) for t in _tasks(env_id, level=level, n=4)}
     rewards = set()
     for task in vf.load_taskset(config):
         reply = noisy(conversation_of(task.data), 0.5, rng)

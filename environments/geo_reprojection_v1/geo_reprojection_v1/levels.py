@@ -19,15 +19,16 @@ both in tenths, and the prompt states UTM's first-order formula with its factors
 point (easting = 500000 + E × d, northing = C × μ + h: a product and a sum per coordinate, within
 200 m of PROJ's point, whose answer the key still is), graded like rungs 1 to 4. Rung 6 is rung 5
 with d and μ in hundredths (``point_decimals`` 2: products such as 98240.999257 × 2.37 and
-110574.275822 × 28.13). Rungs 7 to 9 narrow rung 6's scoring, so that more of each product's digits
+110574.275822 × 28.13). Rungs 7 to 10 narrow rung 6's scoring, so that more of each product's digits
 count: rung 7 at a 300 m tolerance (``tolerance_scale`` 300, a 4.5 km half-life), rung 8 with a
-half-life of 5 tolerances (1.5 km), rung 9 of 1.5 (450 m). The formula worked exactly stays within
-the tolerance, and earns 0.99 or more on average at each of them. Rung 10 asks four forward and
-inverse parts on the four WGS 84 grids, guided and graded at a 100 km half-life, only the Web
-Mercator parts with a formula (its UTM points are drawn anywhere, so they state none). Rungs 11 and
-up are pass/fail per part, unguided: rung 11 adds distance and bearing on the null-shift grids, rung
-12 is the default task mix at the default tolerances, and rung 13 asks four parts of any family at
-half the default tolerances and rewards only a reply with every part right.
+half-life of 5 tolerances (1.5 km), rung 9 of 3 (900 m) and rung 10 of 1.5 (450 m). The formula
+worked exactly stays within the tolerance, and earns 0.99 or more on average at each of them. Rung 11
+asks four forward and inverse parts on the four WGS 84 grids, guided and graded at a 100 km
+half-life, only the Web Mercator parts with a formula (its UTM points are drawn anywhere, so they
+state none). Rungs 12 and up are pass/fail per part, unguided: rung 12 adds distance and bearing on
+the null-shift grids, rung 13 is the default task mix at the default tolerances, and rung 14 asks
+four parts of any family at half the default tolerances and rewards only a reply with every part
+right.
 
 The keys ``graded``, ``graded_halflife`` and ``graded_per_coordinate`` set the task knobs of
 those names (`TASK_KNOBS`, `task_knobs`); every other key is a taskset knob.
@@ -71,7 +72,7 @@ GUIDED_UTM_POINT = {
 HUNDREDTHS_UTM_POINT = {**GUIDED_UTM_POINT, "point_decimals": 2}
 """Rung 6."""
 NARROW_UTM_POINT = {**HUNDREDTHS_UTM_POINT, "tolerance_scale": 300.0}
-"""Rung 7: rung 6 at 300 m, a tolerance the formula (within 200 m) meets; rungs 8 and 9 narrow its
+"""Rung 7: rung 6 at 300 m, a tolerance the formula (within 200 m) meets; rungs 8 to 10 narrow its
 half-life."""
 
 RUNGS = {
@@ -83,8 +84,9 @@ RUNGS = {
     6: HUNDREDTHS_UTM_POINT,
     7: NARROW_UTM_POINT,
     8: {**NARROW_UTM_POINT, "graded_halflife": 5.0},
-    9: {**NARROW_UTM_POINT, "graded_halflife": 1.5},
-    10: {
+    9: {**NARROW_UTM_POINT, "graded_halflife": 3.0},
+    10: {**NARROW_UTM_POINT, "graded_halflife": 1.5},
+    11: {
         "families": [REPROJECT, INVERSE],
         "grids": WGS84_GRIDS,
         "tolerance_scale": 100.0,
@@ -94,21 +96,21 @@ RUNGS = {
         "graded": True,
         "graded_halflife": 1000.0,
     },
-    11: {
+    12: {
         "families": [REPROJECT, INVERSE, DISTANCE, BEARING],
         "grids": NULL_SHIFT_GRIDS,
         "tolerance_scale": 10.0,
         "parts_per_task": 3,
         "scoring": "fraction",
     },
-    12: {
+    13: {
         "families": list(FAMILIES),
         "grids": ALL_GRIDS,
         "tolerance_scale": 1.0,
         "parts_per_task": 3,
         "scoring": "fraction",
     },
-    13: {
+    14: {
         "families": list(FAMILIES),
         "grids": ALL_GRIDS,
         "tolerance_scale": 0.5,
