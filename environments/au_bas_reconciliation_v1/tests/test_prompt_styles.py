@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import random
 import re
 from decimal import Decimal
 
@@ -146,6 +147,7 @@ def test_the_grading_follows_the_credit_the_prompt_states(answer):
 def test_the_degenerate_answers_stay_below_an_honest_audit_on_a_focused_ledger():
     config = AuBasConfig(**FOCUSED, row_mix="round_sales")
     rewards: dict[str, list[float]] = {}
+    rng = random.Random(3)
     for idx in range(60):
         task = AuBasTask(make_task_data(config, idx))
         conversation = _conversation(task)
@@ -153,12 +155,14 @@ def test_the_degenerate_answers_stay_below_an_honest_audit_on_a_focused_ledger()
             "empty": '<answer>{"faults": {}}</answer>',
             "example": baselines.example(conversation),
             **{name: baselines.POLICIES[name](conversation) for name in ("column-sums", "blanket")},
+            "noisy-0.5": baselines.noisy(conversation, 0.5, rng),
         }
         for name, reply in replies.items():
             rewards.setdefault(name, []).append(score_reply(task, reply).reward)
     means = {name: sum(values) / len(values) for name, values in rewards.items()}
     assert means["empty"] == means["example"] == 0.0 and means["column-sums"] < 0.05, means
-    assert means["blanket"] < 0.2, means
+    # Every row flagged earns the precision of a guess, under an audit that errs on every other row.
+    assert means["blanket"] < 0.25 and means["blanket"] < means["noisy-0.5"] - 0.1, means
 
 
 @pytest.mark.parametrize(

@@ -8,9 +8,10 @@ not count, and a flag counts as found only with its row's correct tax. Half the 
 average, whatever their category (tax charged on an exempt sale, or a taxable sale's tax
 miscalculated in one of several forms). Each of them changes one thing from the one below, the
 row mix: rung 1 delivers every sale to the business ZIP, whose combined rate is a whole percent,
-at a whole number of fifty dollars (``round_home_sales``); rung 2 at any whole number of dollars
-(``dollar_home_sales``); rung 3 at any price (``home_sales``); rung 4 delivers to the ZIPs whose
-rate has at most one decimal (``tenth_rate_sales``); rung 5 to any ZIP (``sales``). Rung 6 is the
+at a whole number of fifty dollars, fewer of them exempt (``round_home_sales``); rung 2 at any
+whole number of dollars (``dollar_home_sales``); rung 3 at any price (``home_sales``); rung 4
+delivers to the ZIPs whose rate has at most one decimal (``tenth_rate_sales``); rung 5 to any ZIP
+(``sales``). Rung 6 is the
 first under the full prompt; rung 7 is the default configuration, and rungs 8 and 9 are longer
 ledgers at higher fault rates.
 Every rung sets every knob the ladder uses, so a level is always the same task.
