@@ -28,6 +28,12 @@ TEXT_TESTS := packages/piv_core environments/au_bas_reconciliation_v1 environmen
 	environments/geo_reprojection_v1 tests/test_splits.py tests/test_prime_rl.py tests/test_noisy_ledgers.py \
 	tests/test_wheels.py
 VF031 := $(CURDIR)/.venv-verifiers-0.3.1
+# verifiers 0.3.1 runs its harness programs as PEP 723 scripts whose dependencies (an unpinned openai)
+# uv resolves when a run starts, ignoring uv config and constraint files. openai 3 builds its clients
+# on httpx2 and refuses the httpx timeout those programs pass, so their environments resolve from the
+# registry as it stood while openai's newest release was 2.x (uv's exclude-newer, which they honour;
+# the wheels and their dependencies install as usual).
+VF031_SCRIPTS_BEFORE := 2026-08-10T00:00:00Z
 # Both ends of the published ranges: every package's dependencies at the highest versions their
 # ranges admit, and at the lowest the packages declare directly (test tools as uv.lock holds them).
 RANGE_ENDS := highest lowest-direct
@@ -100,6 +106,7 @@ test-verifiers-0.3.1: $(UV)
 	$(UV) pip install --quiet --python $(VF031)/bin/python build/verifiers-0.3.1/*.whl "verifiers==0.3.1" \
 		-r build/verifiers-0.3.1/dev-requirements.txt && \
 	$(VF031)/bin/python -c "import importlib.metadata as m; print('verifiers', m.version('verifiers'))" && \
+	export UV_EXCLUDE_NEWER=$(VF031_SCRIPTS_BEFORE) && \
 	PATH="$(VF031)/bin:$(dir $(UV)):$$PATH" $(VF031)/bin/python -m pytest -p no:cacheprovider -n $(JOBS) -q \
 		-m "not e2e" $(TEXT_TESTS) && \
 	mkdir -p build/verifiers-0.3.1/smoke && $(call smoke_evals,$(VF031),$(TEXT_SMOKES),build/verifiers-0.3.1/smoke,0.3.1)
