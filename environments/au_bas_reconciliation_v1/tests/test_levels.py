@@ -147,7 +147,8 @@ def test_rung_one_ends_on_a_worksheet_that_validate_rebuilds():
             line = next(line for line in sheet.splitlines() if line.startswith(f"{row.txn_id}: "))
             assert line.startswith(f"{row.txn_id}: {row.category} is ")
             assert f"recorded gst {row.gst} - " in line
-            assert f'Faults: <[] if the difference is 0.00, ["{code}"] if not>.' in line, line
+            asked = f'Is the difference 0.00? <yes or no>. Faults: <[] if yes, ["{code}"] if no>.'
+            assert asked in line, line
             assert f'"{row.txn_id}": <faults of {row.txn_id}>' in sheet.splitlines()[-3]
         parts = [f"<gst of {row.txn_id}>" if data.row_figures[row.txn_id] else "0.00" for row in rows]
         closing = sheet.splitlines()[-4:]
@@ -156,7 +157,7 @@ def test_rung_one_ends_on_a_worksheet_that_validate_rebuilds():
         assert "<result>" in sheet and not any(
             f"/ 11 = {c / 100:.2f}" in sheet for c in data.row_figures.values() if c
         )
-        swapped = ('["gst_miscalculated"] if not', '["gst_on_gst_free"] if not')
+        swapped = ('["gst_miscalculated"] if no>', '["gst_on_gst_free"] if no>')
         tampers = (
             ("is taxable.", "is GST-free."),
             ("/ 11 =", "/ 10 ="),

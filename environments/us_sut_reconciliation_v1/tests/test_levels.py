@@ -122,14 +122,15 @@ def test_rung_one_ends_on_a_worksheet_that_validate_rebuilds_and_its_answer_line
             code = TAX_MISCALCULATED if data.row_figures[row.txn_id] else TAX_ON_EXEMPT_ITEM
             line = next(line for line in sheet.splitlines() if line.startswith(f"{row.txn_id}: "))
             assert f"recorded tax {row.tax} - " in line
-            assert f'Faults: <[] if the difference is 0.00, ["{code}"] if not>.' in line, line
+            asked = f'Is the difference 0.00? <yes or no>. Faults: <[] if yes, ["{code}"] if no>.'
+            assert asked in line, line
         parts = [f"<tax of {row.txn_id}>" if data.row_figures[row.txn_id] else "0.00" for row in rows]
         closing = sheet.splitlines()[-4:]
         assert closing[0] == f"sales_tax_due = {' + '.join(parts)} = <sales_tax_due>"
         assert closing[3].startswith(
             f"Start your reply with {rows[0].txn_id}'s line and end it with the answer line"
         )
-        swapped = ('["tax_miscalculated"] if not', '["tax_on_exempt_item"] if not')
+        swapped = ('["tax_miscalculated"] if no>', '["tax_on_exempt_item"] if no>')
         hundredth = ("x 9 / 100 = ", "x 9 / 100 = 1")
         for old, new in (swapped, ("x 9 /", "x 8 /"), hundredth, (" + 0.00 ", " + 1.00 ")):
             if old in sheet:

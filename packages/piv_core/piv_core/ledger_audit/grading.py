@@ -130,14 +130,16 @@ def figure_of(name: str, txn_id: str) -> str:
 def verdict(recorded: str, figure: str, code: str, named: str) -> str:
     """The end of a worksheet line (`worksheet`): the books' figure (`recorded`, e.g. ``recorded
     gst 4.40``) less the row's correct one (`figure`, e.g. ``<result>`` or ``0.00``) worked out as
-    a difference; the row's faults as its entry in the answer's fault map, ``[]`` when the
-    difference is 0.00 and ``["<code>"]`` when not; then the correct figure again under the name
-    the answer line gives it (`named`, from `figure_of`), so that the last figure of a line is
-    the one the answer line takes. A subtraction shows a swapped digit or a slip that a glance at
+    a difference; whether that difference is 0.00, asked as a question of its own (yes or no),
+    and the row's faults as its entry in the answer's fault map by that answer, ``[]`` for yes and
+    ``["<code>"]`` for no (a small model asked for the faults straight from the difference often
+    wrote ``[]`` beside a difference it had worked out as not 0.00); then the correct figure again
+    under the name the answer line gives it (`named`, from `figure_of`), so that the last figure of
+    a line is the one the answer line takes. A subtraction shows a swapped digit or a slip that a glance at
     two figures misses."""
     return (
-        f"Difference = {recorded} - {figure} = <difference>. "
-        f'Faults: <[] if the difference is 0.00, ["{code}"] if not>. {named}: {figure}'
+        f"Difference = {recorded} - {figure} = <difference>. Is the difference 0.00? <yes or no>. "
+        f'Faults: <[] if yes, ["{code}"] if no>. {named}: {figure}'
     )
 
 
