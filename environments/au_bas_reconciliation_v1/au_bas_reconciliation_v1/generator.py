@@ -98,18 +98,15 @@ configuration plants them (``mixed``); sales only (``sales`` at any price, ``rou
 times a whole or half number of dollars, so that every correct GST is whole or half dollars, $1 to
 `ROUND_GST_DOLLARS`.50); or sales and purchases at any price planted as the sales-only mixes plant
 them (``sales_and_purchases``). In all but ``mixed`` a row's treatment is drawn first
-(`SALES_TREATMENTS`, `ROUND_TREATMENTS` at round prices) and whether it is faulty does not depend on
-it: a faulty GST-free or input-taxed row is charged GST, a faulty taxable row's GST is miscalculated
+(`SALES_TREATMENTS`) and whether it is faulty does not depend on it: a faulty GST-free or input-taxed row is charged GST, a faulty taxable row's GST is miscalculated
 in one of `MISCALCULATIONS`. So no category, price or recorded figure tells a faulty row from a clean
 one without the division and the comparison."""
 ROUND_GST_DOLLARS = 9
-SALES_TREATMENTS = ((TAXABLE, 0.8), (GST_FREE, 0.1), (INPUT_TAXED, 0.1))
-"""The treatments of the rows of every mix but ``mixed`` and ``round_sales``, and their shares."""
-ROUND_TREATMENTS = ((TAXABLE, 0.9), (GST_FREE, 0.05), (INPUT_TAXED, 0.05))
-"""The treatments of ``round_sales``'s rows: a GST-free or input-taxed row's verdict needs no division
-(its correct GST is 0.00 whatever its price), so at the rung that teaches the division by 11 such rows
-are fewer, and what a rule reading only the category and the recorded figure earns is a smaller share
-of the reward than the divisions."""
+SALES_TREATMENTS = ((TAXABLE, 0.9), (GST_FREE, 0.05), (INPUT_TAXED, 0.05))
+"""The treatments of the rows of every mix but ``mixed``, and their shares. A GST-free or input-taxed
+row's verdict needs no division (its correct GST is 0.00 whatever its price), so at the rungs that
+teach the division by 11 such rows are few, and what a rule reading only the category and the
+recorded figure earns is a small share of the reward beside the divisions."""
 MISCALCULATIONS = ("tenth", "keyed", "slip")
 """How every mix but ``mixed`` gets a taxable row's GST wrong, one drawn per faulty row: 10% of the price
 (the default configuration's only form), the right GST keyed wrong (two adjacent digits swapped or
@@ -182,9 +179,8 @@ def _treated_row(
     rng: random.Random, first_day: int, span: int, invoice: str, round_price: bool, kind: str = SALE
 ) -> Row:
     """A fault-free row of a mix other than ``mixed`` (a sale unless `kind` says otherwise): its
-    treatment drawn by `ROUND_TREATMENTS` at a round price, else by `SALES_TREATMENTS`; a purchase
-    carries its supplier's ABN."""
-    category = pick(rng, drawn_share(rng, ROUND_TREATMENTS if round_price else SALES_TREATMENTS))
+    treatment drawn by `SALES_TREATMENTS`; a purchase carries its supplier's ABN."""
+    category = pick(rng, drawn_share(rng, SALES_TREATMENTS))
     if round_price:
         dollars = 1 + int(rng.random() * ROUND_GST_DOLLARS)
         gst = Decimal(dollars) + (Decimal("0.5") if rng.random() < 0.5 else 0)

@@ -80,20 +80,18 @@ configuration plants them (``mixed``); or sales with no exemption claim only, pr
 in a ZIP whose combined rate is a whole percent, at any price (``home_sales``), at a whole number
 of dollars anywhere in `PRICE_CENTS` (``dollar_home_sales``) or at a whole number of fifty
 dollars, $100 to $50 x `ROUND_FIFTIES` (``round_home_sales``). In the sales-only mixes a
-row's category is drawn first (`SALES_TREATMENTS`, `ROUND_TREATMENTS` for the last) and whether it
+row's category is drawn first (`SALES_TREATMENTS`) and whether it
 is faulty does not depend on it: a faulty exempt sale is taxed, a faulty taxable sale's tax is
 miscalculated (`_planted_sale`). So no category, price or recorded figure tells a faulty row from a
 clean one without the product and the comparison."""
 HOME_MIXES = (HOME_SALES, DOLLAR_HOME_SALES, ROUND_HOME_SALES)
 """The mixes whose sales are all delivered to the business ZIP, taxed there at a whole percent."""
 ROUND_FIFTIES = 20
-SALES_TREATMENTS = ((TAXABLE, 0.8), (EXEMPT, 0.2))
-"""The categories of a sales-only mix's rows and their shares (but ``round_home_sales``'s)."""
-ROUND_TREATMENTS = ((TAXABLE, 0.9), (EXEMPT, 0.1))
-"""The categories of ``round_home_sales``'s rows: an exempt sale's verdict needs no product (its
-correct tax is 0.00 whatever its price), so at the rung that teaches the product such sales are fewer,
-and what a rule reading only the category and the recorded figure earns is a smaller share of the
-reward than the products."""
+SALES_TREATMENTS = ((TAXABLE, 0.9), (EXEMPT, 0.1))
+"""The categories of a sales-only mix's rows and their shares. An exempt sale's verdict needs no
+product (its correct tax is 0.00 whatever its price), so at the rungs that teach the product such
+sales are few, and what a rule reading only the category and the recorded figure earns is a small
+share of the reward beside the products."""
 SALE_SHARE = 0.6
 """The chance that a row is a sale."""
 CERT_NUMBERS = (100_000, 900_000)
@@ -142,9 +140,8 @@ def _clean_row(rng: random.Random, day: date, invoice: str, kind: str, business_
 
 def _sale(rng: random.Random, day: date, invoice: str, business_zip: str, row_mix: str) -> Row:
     """A fault-free sale of the sales-only `row_mix`, with no claim: its category drawn by
-    `ROUND_TREATMENTS` for ``round_home_sales``, else by `SALES_TREATMENTS`."""
-    shares = ROUND_TREATMENTS if row_mix == ROUND_HOME_SALES else SALES_TREATMENTS
-    category = pick(rng, drawn_share(rng, shares))
+    `SALES_TREATMENTS`."""
+    category = pick(rng, drawn_share(rng, SALES_TREATMENTS))
     if row_mix == ROUND_HOME_SALES:
         gross = Decimal(50 * (2 + int(rng.random() * (ROUND_FIFTIES - 1)))).quantize(_ZERO)
     elif row_mix == DOLLAR_HOME_SALES:
