@@ -98,8 +98,9 @@ configuration plants them (``mixed``); sales only (``sales`` at any price, ``rou
 times a whole or half number of dollars, so that every correct GST is whole or half dollars, $1 to
 `ROUND_GST_DOLLARS`.50); or sales and purchases at any price planted as the sales-only mixes plant
 them (``sales_and_purchases``). In all but ``mixed`` a row's treatment is drawn first
-(`SALES_TREATMENTS`) and whether it is faulty does not depend on it: a faulty GST-free or input-taxed row is charged GST, a faulty taxable row's GST is miscalculated
-in one of `MISCALCULATIONS`. So no category, price or recorded figure tells a faulty row from a clean
+(`SALES_TREATMENTS`) and whether it is faulty does not depend on it: a faulty GST-free or
+input-taxed row is charged GST, a faulty taxable row's GST is miscalculated in one of
+`MISCALCULATIONS`. So no category, price or recorded figure tells a faulty row from a clean
 one without the division and the comparison."""
 ROUND_GST_DOLLARS = 9
 SALES_TREATMENTS = ((TAXABLE, 0.9), (GST_FREE, 0.05), (INPUT_TAXED, 0.05))

@@ -4,11 +4,11 @@ Rungs 1 to 5 are five sales with no exemption claim under a focused prompt (only
 codes and figure, an answer of placeholders) that ends on a worksheet of the rows to complete, and
 ask for sales_tax_due and every row's correct tax (``row_figures``) with partial credit for
 corrections only: a faulty row counts when it is flagged with its correct tax, a clean one does
-not count, and a flag counts as found only with its row's correct tax. Half the rows are faulty on
-average, whatever their category (tax charged on an exempt sale, or a taxable sale's tax
-miscalculated in one of several forms). Each of them changes one thing from the one below, the
-row mix: rung 1 delivers every sale to the business ZIP, whose combined rate is a whole percent,
-at a whole number of fifty dollars, fewer of them exempt (``round_home_sales``); rung 2 at any
+not count, and a flag counts as found only with its row's correct tax. Nine sales in ten are
+taxable, and half the rows are faulty on average, whatever their category (tax charged on an exempt
+sale, or a taxable sale's tax miscalculated in one of several forms). Each of them changes one thing
+from the one below, the row mix: rung 1 delivers every sale to the business ZIP, whose combined rate
+is a whole percent, at a whole number of fifty dollars (``round_home_sales``); rung 2 at any
 whole number of dollars (``dollar_home_sales``); rung 3 at any price (``home_sales``); rung 4
 delivers to the ZIPs whose rate has at most one decimal (``tenth_rate_sales``); rung 5 to any ZIP
 (``sales``). Rung 6 is the
