@@ -1,5 +1,6 @@
 """What the tax environments' rewards pay at every rung: no rule over surface features earns as much
-as an honest audit that errs on 3 rows in 10, nor half the oracle's; the answers that skip the work
+as an honest audit that errs on 3 rows in 10, nor half the oracle's, nor at the worksheet rungs
+`FOCUSED_CEILING`; the answers that skip the work
 stay below an honest audit erring on every other row; and an honest audit's reward falls as it errs
 more.
 
@@ -47,6 +48,10 @@ ENVIRONMENTS = {
     ),
 }
 CASES = [(name, level) for name, env in ENVIRONMENTS.items() for level in sorted(env.rungs)]
+FOCUSED_CEILING = 0.15
+"""The most a rule over surface features may earn at the rungs under the worksheet, which teach the
+arithmetic: half the mean a first rung aims to give a small model (0.3), so that a rule doing none of
+the arithmetic, such as the verdict on the rows that need none, pays under half of work that does."""
 FULL_SAMPLES = ((30, 80), (16, 40), (8, 16), (4, 8))
 """Tasks the tables of the full-prompt rungs, in order, are fitted on and judged on."""
 
@@ -93,7 +98,8 @@ def test_no_rule_over_surface_features_pays_like_the_work(name, level):
     fit, test = (_tasks(env, level, split, n) for split, n in zip(("train", "eval"), _samples(env, level)))
     found = search(env.surface, fit, test, depth=2 if _above_focused(env, level) <= 1 else 1)
     honest = policy_mean(env.surface, test, _noisy(env, 0.3))
-    assert found.mean <= min(honest, 0.5), (found, honest)
+    ceiling = FOCUSED_CEILING if _above_focused(env, level) <= 0 else 0.5
+    assert found.mean <= min(honest, ceiling), (found, honest)
 
 
 @pytest.mark.parametrize(("name", "level"), CASES)
