@@ -80,10 +80,10 @@ configuration plants them (``mixed``); or sales with no exemption claim only, pr
 in a ZIP whose combined rate is a whole percent, at any price (``home_sales``), at a whole number
 of dollars anywhere in `PRICE_CENTS` (``dollar_home_sales``) or at a whole number of fifty
 dollars, $100 to $50 x `ROUND_FIFTIES` (``round_home_sales``). In the sales-only mixes a
-row's category is drawn first (`SALES_TREATMENTS`) and whether it
-is faulty does not depend on it: a faulty exempt sale is taxed, a faulty taxable sale's tax is
-miscalculated (`_planted_sale`). So no category, price or recorded figure tells a faulty row from a
-clean one without the product and the comparison."""
+row's category is drawn first (`SALES_TREATMENTS`) and whether it is faulty does not depend on it:
+a faulty exempt sale is taxed, a faulty taxable sale's tax is miscalculated (`_planted_sale`). So no
+category, price or recorded figure tells a faulty row from a clean one without the product and the
+comparison."""
 HOME_MIXES = (HOME_SALES, DOLLAR_HOME_SALES, ROUND_HOME_SALES)
 """The mixes whose sales are all delivered to the business ZIP, taxed there at a whole percent."""
 ROUND_FIFTIES = 20
