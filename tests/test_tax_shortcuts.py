@@ -1,8 +1,7 @@
 """What the tax environments' rewards pay at every rung: no rule over surface features earns as much
-as an honest audit that errs on 3 rows in 10, nor half the oracle's, nor at the worksheet rungs
-`FOCUSED_CEILING`; the answers that skip the work
-stay below an honest audit erring on every other row; and an honest audit's reward falls as it errs
-more.
+as an honest audit that errs on 3 rows in 10, nor half the oracle's, nor at the worksheet rungs more
+than `FOCUSED_CEILING`; the answers that skip the work stay below an honest audit erring on every
+other row; and an honest audit's reward falls as it errs more.
 
 The shortcut search fits decision tables over the features each environment's `shortcuts` surface
 reads on the train split and judges them on the eval split (`piv_core.baseline.shortcuts.search`)."""
