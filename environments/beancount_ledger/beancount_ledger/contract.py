@@ -34,9 +34,9 @@ from beancount_ledger.limits import (
     TOKEN_CEILING,
 )
 
-GENERATOR_VERSION = 4
+GENERATOR_VERSION = 5
 SCORER_CONTRACT = 6
-EPISODE_CONTRACT = 11
+EPISODE_CONTRACT = 12
 
 
 def _episode_rules(writers: str) -> str:
@@ -109,24 +109,25 @@ _AS_SHOWN = "the account the line settles, which the user message shows beside i
 
 
 def _flagged_system(settles: bool = False, names: bool = False) -> str:
-    """The system prompt of a rung whose user message is the side-by-side view (`VIEWS`): with `settles`
-    the view shows the account each line settles, with `names` it names the line to correct."""
+    """The system prompt of a rung whose user message is the side-by-side view marking a line booked at
+    another amount (`VIEWS`): with `settles` the view shows the account each line settles, with `names`
+    it names the line to correct."""
     view = "the account it settles, " if settles else ""
     find = (
-        "Take the line the user message names at its end: the one line not booked once."
+        "Take the line the user message names at its end: the one line not booked once at its amount."
         if names
-        else "Find the line not booked, or the line booked twice."
+        else "Find the line not booked, booked twice, or booked once at another amount."
     )
     return f"""{OPENING} This month exactly one line of the bank statement is booked wrongly in \
-the ledger: no entry books it, or two entries do. Every other line is booked once, at its amount, to the right \
-accounts (no cheque from the prior period clears this month), so the line to correct is the one line not booked \
-once.
+the ledger: no entry books it, two entries do, or one entry books it at another amount than the line's (a keying \
+error). Every other line is booked once, at its amount, to the right accounts (no cheque from \
+the prior period clears this month), so the line to correct is the one line not booked once at its amount.
 
 The user message lists each statement line (ref, date, description, amount), {view}how many ledger entries carry \
-its ref, and what they post. The workspace files behind it (read_file returns each by its name): ledger.beancount \
-(the books, the file the score reads), bank_statement.csv, archive_prior_period.csv, policy.md (how a \
-correction is recorded and scored, in full), accounts.csv (the only accounts you may use), customers.csv, \
-vendors.csv and manifest.md.
+its ref (and whether one entry books it at another amount), and what they post. The workspace files behind it \
+(read_file returns each by its name): ledger.beancount (the books, the file the score reads), \
+bank_statement.csv, archive_prior_period.csv, policy.md (how a correction is recorded and scored, in full), \
+accounts.csv (the only accounts you may use), customers.csv, vendors.csv and manifest.md.
 
 How to work:
 1. {find}
@@ -134,13 +135,17 @@ How to work:
 line's date, posts `bank_amount` to Assets:Bank:Operating and the opposite to `account`):
    correct_bank_line(bank_ref="<the line's ref>", bank_amount="<A>", account="<B>")
    A is what the correction adds to the books' bank balance: the difference between what should have been \
-booked and what was.
+booked and what was, that is the line's amount minus what the entries carrying its ref post to \
+Assets:Bank:Operating.
    - A line not booked is booked as the line itself: A is the line's amount exactly as the statement shows it \
 (a deposit or interest positive; a payment, fee or transfer negative); B is \
 {_AS_SHOWN if settles else _BY_DESCRIPTION}.
    - A line booked twice is corrected by reversing one of its two bookings: A is the line's amount with its \
 sign reversed (a deposit booked twice gives a negative A, a payment booked twice a positive one); B is the \
 account its bookings post opposite the bank.
+   - A line booked once at another amount is corrected by the difference: A is the line's amount minus the \
+amount its entry posts to Assets:Bank:Operating (a deposit of 1250.00 booked as 1205.00 gives 45.00; a payment \
+of -830.00 booked as -380.00 gives -450.00); B is the account its entry posts opposite the bank.
 3. Call submit.
 
 Score (policy.md states it in full): 0.2 when a new transaction carries the ref and the date of the line booked \
@@ -158,16 +163,17 @@ def _flagged_user(settles: bool = False, names: bool = False) -> str:
     """The user message template of such a rung: the side-by-side view (`statement_view`) as `matched`."""
     view = "the account it settles, " if settles else ""
     return (
-        "Reconcile the books of {company} for {month}: one bank statement line is not booked, or booked twice. "
+        "Reconcile the books of {company} for {month}: one bank statement line is not booked, booked twice, "
+        "or booked at another amount. "
         f"Each statement line, {view}how many ledger entries carry its ref, and what they post:\n\n"
         "{matched}\n\nBook its correction with correct_bank_line, then submit."
     )
 
 
 VIEWS = {
-    "named": {"settles": True, "names": True},
-    "settled": {"settles": True},
-    "flagged": {},
+    "named": {"settles": True, "names": True, "amounts": True},
+    "settled": {"settles": True, "amounts": True},
+    "flagged": {"amounts": True},
     "append": {},
     "quoted": {},
 }
@@ -197,12 +203,17 @@ def quoted_files(files: dict[str, str]) -> str:
     return "\n".join(f"===== {name} =====\n{files[name].rstrip(chr(10))}\n" for name in QUOTED)
 
 
+def _shown(name: str) -> tuple[bool, bool]:
+    """Whether the view of the prompts `name` shows the accounts lines settle, and names the line."""
+    return VIEWS[name].get("settles", False), VIEWS[name].get("names", False)
+
+
 PROMPTS = {
     "full": (SYSTEM_PROMPT, USER_PROMPT),
     "append": (_append_system(quoted=False), APPEND_USER_PROMPT),
     "quoted": (_append_system(quoted=True), QUOTED_USER_PROMPT),
     **{
-        name: (_flagged_system(**VIEWS[name]), _flagged_user(**VIEWS[name]))
+        name: (_flagged_system(*_shown(name)), _flagged_user(*_shown(name)))
         for name in ("named", "settled", "flagged")
     },
 }
@@ -299,7 +310,7 @@ def episode_digest(replay_reasoning: bool = REPLAY_REASONING) -> dict[str, objec
         # book_correction since 7, dated from the statement and rung 1's prompts since 8, the prompts
         # of the views with settled accounts and a named line since 9, the view alone for the
         # single-discrepancy month since 10, rungs 1 to 3 served correct_bank_line in its place
-        # since 11).
+        # since 11, and their third kind, a line booked at another amount, since 12).
         "surfaces": {
             name: {"tools": tool_schemas(surface), "system_prompt": system, "user_prompt": user}
             for name, (system, user) in PROMPTS.items()

@@ -2,15 +2,15 @@
 ``correct_bank_line`` append.
 
 Every correction the policy asks for at rungs 1 to 5 moves one amount between two accounts on the
-date of a bank statement line, tagged with that line's ``ref``; a line not booked or booked twice
-(all that rungs 1 to 3 plant) is corrected by moving the operating bank account and the one account
-opposite it. ``book_correction`` takes the ref, the amount and the two accounts as plain arguments
-(`correcting_entry`), ``correct_bank_line`` the ref, the bank's amount and the other account
-(`bank_entry`). Each tool dates the entry from the statement itself (`statement.statement_dates`),
-so a model writes no Beancount syntax and escapes no multi-line text; each part is checked on its
-own here (its shape and size, before anything is rendered), so the text rendered is exactly one
-two-posting transaction and nothing else. The ledger it is appended to is
-then checked as a whole like any other write (`tools`): this module only spares the typing.
+date of a bank statement line, tagged with that line's ``ref``; a line not booked, booked twice or
+booked at a wrong amount (all that rungs 1 to 3 plant) is corrected by moving the operating bank
+account and the one account opposite it. ``book_correction`` takes the ref, the amount and the two
+accounts as plain arguments (`correcting_entry`), ``correct_bank_line`` the ref, the bank's amount
+and the other account (`bank_entry`). Each tool dates the entry from the statement itself
+(`statement.statement_dates`), so a model writes no Beancount syntax and escapes no multi-line text;
+each part is checked on its own here (its shape and size, before anything is rendered), so the text
+rendered is exactly one two-posting transaction and nothing else. The ledger it is appended to is then
+checked as a whole like any other write (`tools`): this module only spares the typing.
 """
 
 from __future__ import annotations
@@ -79,8 +79,7 @@ def correcting_entry(date: object, bank_ref: object, account: object, amount: ob
 def bank_entry(date: object, bank_ref: object, bank_amount: object, account: object) -> str:
     """The transaction that moves the operating bank account (`BANK`) by `bank_amount` and posts
     its negative to `account`, dated `date` and tagged ``bank_ref: "<bank_ref>"``: the shape of
-    every correction of a line not booked or booked twice. Raises ValueError naming the first bad
-    part."""
+    every correction rungs 1 to 3 ask for. Raises ValueError naming the first bad part."""
     day = _dated(date)
     ref = _part("bank_ref", bank_ref, _REF, _REF_EXAMPLE)
     other = _part("account", account, _ACCOUNT, "Liabilities:AccountsPayable")

@@ -3,12 +3,13 @@
 A level is applied on top of the selectors: ``selectors=["train:0-99"], level=1`` serves the worlds
 ``train:0:level1`` .. ``train:99:level1``, each keyed by its own selector (so a rung never serves
 another rung's world, nor the unlevelled one) and drawn from its split's years. Rungs 1 to 3 are a
-short month with one line not booked or booked twice and nothing else irregular on the statement (no
-prior-period cheque clearing), served three ways, one change a rung: the statement beside the ledger
-entries carrying each line's ref, with the account each line settles and the line to correct named
-(rung 1); without the name (rung 2); without the accounts (rung 3). Rungs 4 and 5 are a short month
-with a single discrepancy of the five standard kinds, drawn per world, served the plain view alone (rung
-4) and with the files quoted above it (rung 5); rung 6 a short month with three; rung 7 the standard
+short month with one line not booked, booked twice or booked at a wrong amount and nothing else
+irregular on the statement (no prior-period cheque clearing), served three ways, one change a rung:
+the statement beside the ledger entries carrying each line's ref, a line booked at another amount
+marked so, with the account each line settles and the line to correct named (rung 1); without the
+name (rung 2); without the accounts (rung 3). Rungs 4 and 5 are a short month with a single
+discrepancy of the five standard kinds, drawn per world, served the plain view alone (rung 4) and with
+the files quoted above it (rung 5); rung 6 a short month with three; rung 7 the standard
 month (all five standard kinds); rung 8 the hard month (eight kinds and decoys). Rungs 7 and 8 keep
 the seed's score; rungs 1 to 6 (`world.Profile.located_credit`) also credit a discrepancy located and
 each account it put wrong set right, and their policy says so (`scorer`), so that the books left alone

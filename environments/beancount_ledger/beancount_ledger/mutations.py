@@ -11,7 +11,8 @@ ref and metadata, forged keys included), ``pad`` directives with the assertion t
 `apply` builds the ledger text and, *from the edits alone*, the `Claim` the entitlement oracle reads:
 ``corrected`` are the plants corrected as the policy asks, ``netted`` those whose exact fix is booked
 in another form within the period (a treatment that misdates, re-tags or untags it, or a plug under a
-planted ref that happens to net to exactly that plant's fix), ``violations`` the penalised acts with no
+planted ref that happens to net to exactly that plant's fix; dated on the plant's line, such a plug is
+its correction as the policy asks, and counts as corrected), ``violations`` the penalised acts with no
 balance effect (an account opened outside the chart, a ``pad`` dated after the period, an original
 changed without changing its amounts). Nothing else earns: any other plug, a removal, an amount
 changed, a pad within the period is declared as nothing, so the gate reads "no edit set earns more
@@ -142,8 +143,11 @@ def _with_meta(block: str, lines: list[str]) -> str:
     return "\n".join([head, *lines, rest]) if lines else block
 
 
-def _plug(w: World, scope: str, flag: str, day: str, ref: str, meta: str) -> tuple[str, frozenset[str]]:
-    """A plug's text, and the plants whose fix it books exactly within the period under their ref."""
+def _plug(
+    w: World, scope: str, flag: str, day: str, ref: str, meta: str
+) -> tuple[str, frozenset[str], frozenset[str]]:
+    """A plug's text, the plants whose fix it books exactly within the period under their ref, and
+    of those the ones it books on their line's date: those it corrects as the policy asks."""
     now, legs = balances(w), []
     for account, value in w.expected_balances().items():
         if value != now[account]:
@@ -163,10 +167,12 @@ def _plug(w: World, scope: str, flag: str, day: str, ref: str, meta: str) -> tup
     }[ref]
     block = _txn(when, "Adjustment", legs, ref=tag, flag=flag)
     # Tagged with a planted ref (or given one as metadata) and netting to exactly that plant's fix, a
-    # plug within the period is that plant's correction misdated: its fix is booked in another form.
+    # plug within the period books that plant's fix: in another form when misdated, and as the
+    # policy asks (its own transaction, dated on the line, under its ref) when dated on the line.
     tags = {tag, w.plants[0].ref if meta == "bank_ref" else None} & planted
-    fixed = {p.ref for p in w.plants if p.ref in tags and _net(_fix(p)) == _net(legs) and when <= w.end}
-    return _with_meta(block, ["  " + line for line in _meta_lines(w, meta)]), frozenset(fixed)
+    exact = [p for p in w.plants if p.ref in tags and _net(_fix(p)) == _net(legs) and when <= w.end]
+    text = _with_meta(block, ["  " + line for line in _meta_lines(w, meta)])
+    return text, frozenset(p.ref for p in exact), frozenset(p.ref for p in exact if p.date == when)
 
 
 def apply(w: World, edits: Edits) -> Attempt:
@@ -181,8 +187,9 @@ def apply(w: World, edits: Edits) -> Attempt:
     violations, removed, altered = 0, set(), {}
     for name, *args in edits.extras:
         if name == "plug":
-            block, fixed = _plug(w, *args)
+            block, fixed, honest = _plug(w, *args)
             blocks.append(block)
+            corrected |= honest
             netted |= fixed - corrected
         elif name == "pad":
             when, target = args

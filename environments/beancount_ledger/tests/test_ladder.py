@@ -55,8 +55,10 @@ def test_rungs_grow_in_discrepancies_and_length():
         8: {len(world.HARD_KINDS)},
     }
     # Rungs 1 to 5 draw their single kind per world: rungs 1 to 3 (one world, three prompts) a line
-    # not booked or booked twice, rungs 4 and 5 (one world, two prompts) every standard kind.
-    assert all({w.plants[0].kind for w in worlds[k]} == {"missing", "duplicate"} for k in (1, 2, 3))
+    # not booked, booked twice or booked at a wrong amount, rungs 4 and 5 (one world, two prompts)
+    # every standard kind.
+    flagged = {"missing", "duplicate", "wrong_amount"}
+    assert all({w.plants[0].kind for w in worlds[k]} == flagged for k in (1, 2, 3))
     assert all({w.plants[0].kind for w in worlds[k]} == set(world.PLANT_KINDS) for k in (4, 5))
     assert all(not w.hard for k in LEVELS[:-1] for w in worlds[k]) and all(w.hard for w in worlds[8])
     size = {k: sum(len(w.booked) for w in ws) for k, ws in worlds.items()}
@@ -66,11 +68,12 @@ def test_rungs_grow_in_discrepancies_and_length():
 def test_rung_one_books_every_other_line_once_at_its_amount():
     """Rung 1's statement holds nothing irregular but the planted line: no prior cheque clears, so
     every other line is booked by exactly one entry, at the line's amount in the bank account (what
-    makes the one line the view shows booked other than once the line to correct)."""
+    makes the one line the view shows booked other than once at its amount the line to correct)."""
     for n in range(40):
         data = make_task_data(f"dev:{n}:level1")
         (fix,) = data.fixes
-        view = side_by_side(data.files["ledger.beancount"], data.files["bank_statement.csv"]).splitlines()
+        files = data.files["ledger.beancount"], data.files["bank_statement.csv"]
+        view = side_by_side(*files, amounts=True).splitlines()
         odd = [line.split(" ")[1] for line in view if ": booked once: " not in line]
         assert odd == [fix.ref], (n, odd)
         for line in view:
@@ -263,7 +266,9 @@ def test_the_low_rungs_are_served_their_own_prompts_and_tools(dev_worlds):
     assert ladder.surface(["dev:1:level4", "dev:1:level5"]) == "append"
 
 
-@pytest.mark.parametrize(("level", "kinds"), [(1, {"missing", "duplicate"}), (4, set(world.PLANT_KINDS))])
+@pytest.mark.parametrize(
+    ("level", "kinds"), [(1, {"missing", "duplicate", "wrong_amount"}), (4, set(world.PLANT_KINDS))]
+)
 def test_each_planted_fix_booked_through_book_correction_scores_one_at_the_low_rungs(level, kinds):
     """The low rungs' tools reach the full score: each world's one fix, given as its parts (the
     statement line's ref, the amount and the two accounts it moves between; the tool dates it), is
@@ -295,8 +300,9 @@ def test_each_planted_fix_booked_through_book_correction_scores_one_at_the_low_r
 def test_the_side_by_side_view_is_read_from_the_files_and_names_no_fix(level):
     """Each statement line with a ref appears once, with every entry carrying its ref and nothing
     else: the view is the statement and the ledger's bank_ref entries, read by beancount's parser,
-    with the policy's account for each line at rungs 1 and 2. Only rung 1 names the line to correct,
-    and then exactly the planted one; no rung names the kind or the fix."""
+    with the policy's account for each line at rungs 1 and 2, and at rungs 1 to 3 a line booked once at
+    another amount marked so. Only rung 1 names the line to correct, and then exactly the planted
+    one; no rung names the kind or the fix."""
     for n in range(12):
         data = make_task_data(f"dev:{n}:level{level}")
         if level < 4:
@@ -305,7 +311,9 @@ def test_the_side_by_side_view_is_read_from_the_files_and_names_no_fix(level):
             view = data.prompt.split("carrying its ref:\n\n", 1)[1]
         else:
             view = data.prompt.split("carrying its ref =====\n", 1)[1]
-        view, _, named = view.partition("\n\nThe line to correct, the one not booked once:\n")
+        view, _, named = view.partition("\n\nThe line to correct, ")
+        named = named.partition(":\n")[2]
+        (fix,) = data.fixes
         statement = list(csv.DictReader(io.StringIO(data.files["bank_statement.csv"])))
         rows = [row for row in statement if row["ref"]]
         lines = view.strip().splitlines()
@@ -317,6 +325,7 @@ def test_the_side_by_side_view_is_read_from_the_files_and_names_no_fix(level):
             assert ("not booked" in line) == (tagged == 0), (n, line)
             settles = f" (settles {counter_account(row['description'])}): "
             assert (settles in line) == (level < 3), (n, line)
-        (fix,) = data.fixes
+            marked = level < 4 and fix.kind == "wrong_amount" and row["ref"] == fix.ref
+            assert (": booked once, at another amount: " in line) == marked, (n, line)
         assert fix.kind not in view + named and "correct" not in view.lower(), n
         assert [line.split(" ")[1] for line in named.splitlines()] == ([fix.ref] if level == 1 else []), n

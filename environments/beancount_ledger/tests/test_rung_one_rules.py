@@ -1,16 +1,18 @@
 """What rungs 1 to 3 pay a booking rule that skips part of the work.
 
-The three rungs serve one world under three views (`contract.VIEWS`), and each shows which line is
-booked other than once (rung 1 names it), so finding the line is reading the view; the work left is
-the booking: its sign (the line itself, or one booking reversed) and the account it settles (shown
-beside each line at rungs 1 and 2, by the prompt's rule at rung 3). The search generates every
-rule over those choices, each alone or together (the line: the flagged one, or one picked by
-layout; the sign: as the statement shows it, reversed, or by the view's label; the account: each
-account of the chart, or by the line's description as the prompt says), appends its one correction
-as the rung's tool writes it (``correct_bank_line``'s `correction.bank_entry`, dated from the
-statement), and scores it.
+The three rungs serve one world under three views (`contract.VIEWS`), and each marks the line booked
+other than once at its amount (rung 1 names it), so finding the line is reading the view; the work
+left is the booking: its amount (the line itself, one booking reversed, or the difference between the
+line and its booking) and the account it settles (shown beside each line at rungs 1 and 2, by the
+prompt's rule at rung 3). The search generates every rule over those choices, each alone or together
+(the line: the marked one, or one picked by layout; the amount: as the statement shows it, reversed,
+or by the view's label, which is the line's amount less what its bookings post to the bank; the
+account: each account of the chart, or by the line's description as the prompt says), appends its one
+correction as the rung's tool writes it (``correct_bank_line``'s `correction.bank_entry`, dated from
+the statement), and scores it.
 Only the prompt's rule earns the full score; every other earns at most what the scripted audit
-erring on 3 corrections in 10 does, and a rule that does no account work at most half the score.
+erring on 3 corrections in 10 does, and a rule that skips the amount, the account or the line earns at
+most half the score.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from beancount_ledger.scorer import score
 from beancount_ledger.statement import bank_lines
 from beancount_ledger.taskset import make_task_data
 
-WORLDS = [make_task_data(f"dev:{n}:level1") for n in range(16)]
+WORLDS = [make_task_data(f"dev:{n}:level1") for n in range(36)]
 SETTLES = {
     "DEPOSIT": "Assets:AccountsReceivable",
     "EFT": "Liabilities:AccountsPayable",
@@ -43,12 +45,18 @@ SETTLES = {
 """The account each kind of statement line settles, by the first word of its description, as the
 rung-3 prompt states it (and the view of rungs 1 and 2 shows it)."""
 BANK = "Assets:Bank:Operating"
-LINES = ("flagged", "first", "largest")
+LINES = ("marked", "first", "largest")
 SIGNS = ("as shown", "reversed", "by label")
 
 
 def _chart(data) -> list[str]:
     return [row["account"] for row in csv.DictReader(io.StringIO(data.files["accounts.csv"]))]
+
+
+def _bank(booked, line) -> Decimal:
+    """What the entries carrying `line`'s ref post to the operating bank account."""
+    entries = booked.get(line["ref"], [])
+    return sum((p.units.number for e in entries for p in e.postings if p.account == BANK), Decimal(0))
 
 
 def _book(data, rule: tuple[str, str, str]) -> float:
@@ -57,14 +65,17 @@ def _book(data, rule: tuple[str, str, str]) -> float:
     lines = bank_lines(data.files["bank_statement.csv"])
     booked = booked_by_ref(data.files["ledger.beancount"])
     pick = {
-        "flagged": next(line for line in lines if len(booked.get(line["ref"], [])) != 1),
+        "marked": next(line for line in lines if _bank(booked, line) != Decimal(line["amount"])),
         "first": lines[0],
         "largest": max(lines, key=lambda line: abs(Decimal(line["amount"]))),
     }[which]
-    amount = Decimal(pick["amount"])
-    twice = len(booked.get(pick["ref"], [])) == 2
-    if sign == "reversed" or (sign == "by label" and twice):
-        amount = -amount
+    amount = {
+        "as shown": Decimal(pick["amount"]),
+        "reversed": -Decimal(pick["amount"]),
+        "by label": Decimal(pick["amount"]) - _bank(booked, pick),
+    }[sign]
+    if not amount:
+        return 0.0  # the tool refuses a zero amount, and nothing written scores 0
     other = SETTLES[pick["description"].split()[0]] if account == "by description" else account
     if other == BANK:
         return 0.0  # the tool refuses two equal accounts, and nothing written scores 0
@@ -90,9 +101,9 @@ def _noisy(p: float) -> float:
 
 
 def test_only_the_prompts_rule_earns_the_full_score(means):
-    assert means[("flagged", "by label", "by description")] == 1.0
+    assert means[("marked", "by label", "by description")] == 1.0
     ceiling = _noisy(0.3)
-    others = {rule: mean for rule, mean in means.items() if rule != ("flagged", "by label", "by description")}
+    others = {rule: mean for rule, mean in means.items() if rule != ("marked", "by label", "by description")}
     assert max(others.values()) <= ceiling, (max(others, key=others.get), ceiling)
 
 
@@ -101,6 +112,13 @@ def test_a_rule_that_does_no_account_work_earns_at_most_half(means):
     assert max(fixed.values()) <= 0.5, max(fixed, key=fixed.get)
 
 
+def test_a_rule_with_a_fixed_sign_earns_at_most_half(means):
+    """The line's amount as shown, or reversed, whatever the view says: right for one kind of the
+    three, and located (0.2) on the others."""
+    fixed = {rule: mean for rule, mean in means.items() if rule[1] != "by label"}
+    assert max(fixed.values()) <= 0.5, max(fixed, key=fixed.get)
+
+
 def test_a_line_picked_by_layout_earns_at_most_the_located_share(means):
-    layout = {rule: mean for rule, mean in means.items() if rule[0] != "flagged"}
+    layout = {rule: mean for rule, mean in means.items() if rule[0] != "marked"}
     assert max(layout.values()) <= 0.2, max(layout, key=layout.get)

@@ -349,7 +349,8 @@ def _choose_plants(m: _Month) -> list[tuple[str, int, object]]:
         for i in bank_idx:
             other = next(p.account for p in events[i].entry.postings if p.account != BANK)  # type: ignore[union-attr]
             by_account.setdefault(other, []).append(i)
-        return [(kind, rng.choice(by_account[rng.choice(sorted(by_account))]), None)]
+        line = rng.choice(by_account[rng.choice(sorted(by_account))])
+        return [(kind, line, _transposed(amount(line)) if kind == "wrong_amount" else None)]
 
     def take(kind: str, index: int, arg: object = None) -> None:
         used.add(index)

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from beancount_ledger.world.model import HARD_KINDS, PLANT_KINDS
 
 Range = tuple[int, int]
+EVEN_KINDS = ("missing", "duplicate", "wrong_amount")
+"""The kinds any booked bank line can carry, whatever account it settles: what `even_accounts` plants."""
 
 
 @dataclass(frozen=True)
@@ -37,13 +39,15 @@ class Profile:
     even_accounts: bool = False
     """The one line planted is drawn evenly over the accounts bank lines settle against the bank
     (receipts, payments, fees, interest, the transfer), then among that account's lines: no account
-    is the likely answer. Only for one plant of a kind any booked line can carry."""
+    is the likely answer. Only for one plant of a kind any booked line can carry (`EVEN_KINDS`)."""
 
     def __post_init__(self) -> None:
         if "prior_period" in self.kinds and not self.prior_cheque_clears:
             raise ValueError(f"profile {self.name!r}: a prior_period plant needs the prior cheque to clear")
-        if self.even_accounts and (self.choose != 1 or not set(self.kinds) <= {"missing", "duplicate"}):
-            raise ValueError(f"profile {self.name!r}: even_accounts plants one missing or duplicated line")
+        if self.even_accounts and (self.choose != 1 or not set(self.kinds) <= set(EVEN_KINDS)):
+            raise ValueError(
+                f"profile {self.name!r}: even_accounts plants one line of a kind in {EVEN_KINDS}"
+            )
 
     @property
     def hard(self) -> bool:
@@ -57,15 +61,17 @@ SHORT = ((3, 4), (3, 4), (5, 7), (4, 6), (4, 6), (4, 5))
 FLAGGED = Profile(
     "flagged",
     SHORT,
-    ("missing", "duplicate"),
+    EVEN_KINDS,
     choose=1,
     located_credit=True,
     prior_cheque_clears=False,
     even_accounts=True,
 )
-"""A short month with one line not booked or booked twice, drawn evenly over the accounts bank lines
-settle, and no prior cheque clearing: the one line a reconciliation screen shows booked other than
-once is the one to correct."""
+"""A short month with one line not booked, booked twice or booked at a wrong amount (two adjacent
+digits swapped), its kind drawn evenly and the line evenly over the accounts bank lines settle, and no
+prior cheque clearing: the one line a reconciliation screen shows booked other than once at its amount
+is the one to correct. With three kinds no fixed sign books the right amount on more than a third of
+the worlds."""
 SINGLE = Profile("single", SHORT, PLANT_KINDS, choose=1, located_credit=True)
 """A short month with one discrepancy, its kind drawn from the five standard ones."""
 THREE = Profile("three", SHORT, PLANT_KINDS, choose=3, located_credit=True)
