@@ -6,7 +6,8 @@ date of a bank statement line, tagged with that line's ``ref``; a line not booke
 booked at a wrong amount (all that rungs 1 to 3 plant) is corrected by moving the operating bank
 account and the one account opposite it. ``book_correction`` takes the ref, the amount and the two
 accounts as plain arguments (`correcting_entry`), ``correct_bank_line`` the ref, the bank's amount
-and the other account (`bank_entry`). Each tool dates the entry from the statement itself
+(as an amount, or as the arithmetic that gives it, worked out exactly in piv-core's bounded calculator
+language) and the other account (`bank_entry`). Each tool dates the entry from the statement itself
 (`statement.statement_dates`), so a model writes no Beancount syntax and escapes no multi-line text;
 each part is checked on its own here (its shape and size, before anything is rendered), so the text
 rendered is exactly one two-posting transaction and nothing else. The ledger it is appended to is then
@@ -18,6 +19,7 @@ from __future__ import annotations
 import re
 from datetime import date as Date
 
+from piv_core.parsing.arithmetic import Unworkable, evaluate
 from piv_core.parsing.money import format_cents, parse_cents
 
 from beancount_ledger.world.model import BANK
@@ -45,11 +47,25 @@ def _dated(date: object) -> str:
     return day
 
 
-def _cents(name: str, amount: object) -> int:
+def _worked(expression: str) -> int | None:
+    """The cents `expression` works out to in the calculator's bounded language
+    (`arithmetic.evaluate`: numbers, ``+ - * /`` and brackets, nothing else), or None when it is not
+    that language or not a whole number of cents."""
+    try:
+        return parse_cents(evaluate(expression))
+    except Unworkable:
+        return None
+
+
+def _cents(name: str, amount: object, worked: bool = False) -> int:
+    """The non-zero cents `amount` writes; with `worked`, also the arithmetic that gives them."""
     cents = parse_cents(amount) if isinstance(amount, str) else None
+    if cents is None and worked and isinstance(amount, str) and len(amount) <= _LONGEST:
+        cents = _worked(amount)
     if not cents:
+        arithmetic = ', or the subtraction that gives it, like "1250.00 - 1205.00"' if worked else ""
         raise ValueError(
-            f'{name} must be a non-zero amount in AUD to the cent, written as text, like "18.00"'
+            f'{name} must be a non-zero amount in AUD to the cent, written as text, like "18.00"{arithmetic}'
         )
     return cents
 
@@ -79,10 +95,12 @@ def correcting_entry(date: object, bank_ref: object, account: object, amount: ob
 def bank_entry(date: object, bank_ref: object, bank_amount: object, account: object) -> str:
     """The transaction that moves the operating bank account (`BANK`) by `bank_amount` and posts
     its negative to `account`, dated `date` and tagged ``bank_ref: "<bank_ref>"``: the shape of
-    every correction rungs 1 to 3 ask for. Raises ValueError naming the first bad part."""
+    every correction rungs 1 to 3 ask for. `bank_amount` may be written as the arithmetic that gives
+    it (``"1250.00 - 1205.00"``), worked out exactly here, so that those rungs ask which figures make
+    the correction and not the sum itself. Raises ValueError naming the first bad part."""
     day = _dated(date)
     ref = _part("bank_ref", bank_ref, _REF, _REF_EXAMPLE)
     other = _part("account", account, _ACCOUNT, "Liabilities:AccountsPayable")
     if other == BANK:
         raise ValueError(f"account must be the account opposite the bank, not {BANK} itself")
-    return _render(day, ref, BANK, _cents("bank_amount", bank_amount), other)
+    return _render(day, ref, BANK, _cents("bank_amount", bank_amount, worked=True), other)

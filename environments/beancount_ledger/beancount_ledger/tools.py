@@ -381,10 +381,10 @@ class LedgerToolset(SharedToolset[LedgerToolsConfig, LedgerState]):
         """Append one correcting transaction to ledger.beancount for the bank statement line whose ref
         is `bank_ref` (like "BS2403-007"): dated with that line's date, tagged bank_ref: "`bank_ref`",
         posting `bank_amount` (AUD, like "18.00" or "-18.00": what the correction adds to the books'
-        bank balance) to Assets:Bank:Operating and the same amount with the opposite sign to
-        `account`. It is written only if the whole ledger then loads in beancount with no errors;
-        otherwise nothing is written and the errors are returned. The latest accepted ledger is
-        scored."""
+        bank balance; or the subtraction that gives it, like "1250.00 - 1205.00", worked out to the
+        cent) to Assets:Bank:Operating and the same amount with the opposite sign to `account`. It is
+        written only if the whole ledger then loads in beancount with no errors; otherwise nothing is
+        written and the errors are returned. The latest accepted ledger is scored."""
         return self._append(
             "correct_bank_line", bank_ref, lambda day: bank_entry(day, bank_ref, bank_amount, account)
         )

@@ -111,3 +111,45 @@ def test_any_parts_either_refused_or_exactly_one_transaction(build, good, drawn)
     assert entry.postings[0].units.number == -entry.postings[1].units.number != 0
     on_the_bank = entry.postings[0].account == "Assets:Bank:Operating" != entry.postings[1].account
     assert build is correcting_entry or on_the_bank
+
+
+@pytest.mark.parametrize(
+    ("written", "posted"),
+    [
+        ("1250.00 - 1205.00", "45.00"),
+        ("-830.00 - (-380.00)", "-450.00"),
+        ("-830.00 - -380.00", "-450.00"),
+        ("1250.00 - 1250.00 - 1250.00", "-1250.00"),
+        (" 18.00 ", "18.00"),
+        ("-(18.00)", "-18.00"),
+    ],
+)
+def test_the_bank_amount_may_be_the_arithmetic_that_gives_it(written, posted):
+    """`correct_bank_line`'s amount is worked out exactly when it is written as the calculator's
+    arithmetic, so the low rungs ask which figures make the correction, not the sum itself."""
+    entry = _transaction(bank_entry(*BANK_GOOD[:2], written, BANK_GOOD[3]))
+    assert f"{entry.postings[0].units.number}" == posted
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "10 / 3",
+        "1250.00 - 1250.00",
+        "1.001 + 1",
+        "2 ** 3",
+        "1250.00 - x",
+        "1,250.00 - 5",
+        "(" * 40 + "1",
+        "9" * 24 + " * " + "9" * 24,
+        "1 - " * 40 + "1",
+    ],
+)
+def test_arithmetic_that_is_not_a_non_zero_cent_amount_is_refused(written):
+    with pytest.raises(ValueError, match="bank_amount must be a non-zero amount"):
+        bank_entry(*BANK_GOOD[:2], written, BANK_GOOD[3])
+
+
+def test_only_the_bank_amount_takes_arithmetic():
+    with pytest.raises(ValueError, match="amount must be a non-zero amount"):
+        correcting_entry(*GOOD[:3], "20.00 - 2.00", GOOD[4])

@@ -9,9 +9,10 @@ import json
 import pytest
 import verifiers.v1 as vf
 from beancount_ledger import answer, baselines, contract, keys, ladder, preflight, release, tools, world
-from beancount_ledger.bookkeeper import counter_account
+from beancount_ledger.bookkeeper import booked_by_ref, counter_account
 from beancount_ledger.release import task_digest
 from beancount_ledger.scorer import score
+from beancount_ledger.statement import bank_lines
 from beancount_ledger.statement_view import side_by_side
 from beancount_ledger.taskset import LedgerConfig, LedgerTask, LedgerTaskConfig, LedgerTaskset, make_task_data
 from beancount_ledger.tools import LedgerState, LedgerToolset, rollout
@@ -294,6 +295,28 @@ def test_each_planted_fix_booked_through_book_correction_scores_one_at_the_low_r
                 assert f'{fix.date} * "Correction for {fix.ref}"' in state.ledger
                 assert score(state.ledger, answer.key_of(data)).reward == 1.0, (n, tool)
     assert seen == kinds, seen
+
+
+@pytest.mark.parametrize("level", [1, 2, 3])
+def test_the_prompts_subtraction_written_out_books_the_correction(level):
+    """Rungs 1 to 3 let A be written as the line's amount minus what the entries carrying its ref post
+    to the bank, and correct_bank_line works it out: that subtraction, written with the figures as
+    the files give them (no entry: minus nothing), scores 1.0 for every kind the rungs plant."""
+    seen = set()
+    for n in range(24):
+        data = make_task_data(f"dev:{n}:level{level}")
+        (fix,) = data.fixes
+        seen.add(fix.kind)
+        (line,) = (row for row in bank_lines(data.files["bank_statement.csv"]) if row["ref"] == fix.ref)
+        entries = booked_by_ref(data.files[tools.LEDGER]).get(fix.ref, [])
+        posted = [f"({p.units.number:.2f})" for e in entries for p in e.postings if p.account == world.BANK]
+        (other,) = set(fix.fix) - {world.BANK}
+        toolset = LedgerToolset(tools.LedgerToolsConfig(surface="bank"))
+        with rollout(LedgerState(files=dict(data.files))) as state:
+            reply = toolset.correct_bank_line(fix.ref, " - ".join([line["amount"], *posted]), other)
+            assert reply.startswith("written: revision 1"), reply
+            assert score(state.ledger, answer.key_of(data)).reward == 1.0, (n, fix.kind)
+    assert seen == {"missing", "duplicate", "wrong_amount"}, seen
 
 
 @pytest.mark.parametrize("level", [1, 2, 3, 4, 5])
