@@ -135,21 +135,19 @@ How to work:
 line's date, posts `bank_amount` to Assets:Bank:Operating and the opposite to `account`):
    correct_bank_line(bank_ref="<the line's ref>", bank_amount="<A>", account="<B>")
    A is what the correction adds to the books' bank balance: the difference between what should have been \
-booked and what was, that is the line's amount minus everything the entries carrying its ref post to \
-Assets:Bank:Operating. Write A as that subtraction and the tool works it out to the cent: the line's amount, \
-then minus what each entry carrying its ref posts to Assets:Bank:Operating, one term an entry, as the user \
-message shows them, a negative amount in brackets.
-   - A line not booked: no entry posts anything, so A is the line's amount exactly as the statement shows it \
-(a deposit of 1250.00 gives bank_amount="1250.00", a payment of -830.00 gives bank_amount="-830.00"); B is \
+booked and what was, that is the line's amount minus what the entries carrying its ref post to \
+Assets:Bank:Operating. You may write A as that subtraction and the tool works it out to the cent, like \
+bank_amount="1250.00 - 1205.00".
+   - A line not booked is booked as the line itself: A is the line's amount exactly as the statement shows it \
+(a deposit or interest positive; a payment, fee or transfer negative); B is \
 {_AS_SHOWN if settles else _BY_DESCRIPTION}.
-   - A line booked twice: each of its two entries posts the line's amount, so one of them is reversed (a deposit \
-of 1250.00 gives bank_amount="1250.00 - 1250.00 - 1250.00", that is -1250.00; a payment of -830.00 gives \
-bank_amount="-830.00 - (-830.00) - (-830.00)", that is 830.00); B is the account its entries post opposite \
-the bank.
-   - A line booked once at another amount: its entry posts another amount, so the difference is added (a \
-deposit of 1250.00 booked as 1205.00 gives bank_amount="1250.00 - 1205.00", that is 45.00; a payment of \
--830.00 booked as -380.00 gives bank_amount="-830.00 - (-380.00)", that is -450.00); B is the account its \
-entry posts opposite the bank.
+   - A line booked twice is corrected by reversing one of its two bookings: A is the line's amount with its \
+sign reversed (a deposit booked twice gives a negative A, a payment booked twice a positive one); B is the \
+account its bookings post opposite the bank.
+   - A line booked once at another amount is corrected by the difference: A is the line's amount minus the \
+amount its entry posts to Assets:Bank:Operating (a deposit of 1250.00 booked as 1205.00 gives \
+bank_amount="1250.00 - 1205.00", that is 45.00; a payment of -830.00 booked as -380.00 gives \
+bank_amount="-830.00 - (-380.00)", that is -450.00); B is the account its entry posts opposite the bank.
 3. Call submit.
 
 Score (policy.md states it in full): 0.2 when a new transaction carries the ref and the date of the line booked \
