@@ -2,12 +2,16 @@
 each part is checked before anything is rendered, and what is rendered is one two-posting
 transaction, read back as such by beancount's own parser."""
 
+from decimal import Decimal
+
 import pytest
 from beancount.core import data as bdata
 from beancount.parser import parser
 from beancount_ledger.correction import bank_entry, correcting_entry
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from piv_core.parsing.arithmetic import evaluate
+from piv_core.parsing.money import parse_cents
 
 GOOD = ("2024-03-31", "BS2403-007", "Assets:Bank:Operating", "18.00", "Liabilities:AccountsPayable")
 PARTS = ("date", "bank_ref", "account", "amount", "other_account")
@@ -153,3 +157,21 @@ def test_arithmetic_that_is_not_a_non_zero_cent_amount_is_refused(written):
 def test_only_the_bank_amount_takes_arithmetic():
     with pytest.raises(ValueError, match="amount must be a non-zero amount"):
         correcting_entry(*GOOD[:3], "20.00 - 2.00", GOOD[4])
+
+
+@settings(max_examples=600, deadline=None)
+@given(written=st.text(alphabet="0123456789.+-*/() ", max_size=160))
+def test_any_arithmetic_is_refused_or_booked_as_exactly_its_value(written):
+    """The whole class of amounts a model can write in the calculator's characters, up to past the
+    part's bound: each is refused naming the part, or booked as one transaction moving the bank by
+    exactly its value (a plain amount's, else the arithmetic's), a non-zero whole number of cents."""
+    try:
+        text = bank_entry(*BANK_GOOD[:2], written, BANK_GOOD[3])
+    except ValueError as why:
+        assert "bank_amount" in str(why)
+        return
+    posted = _transaction(text).postings[0].units.number
+    plain = parse_cents(written)  # a plain amount is read as before (digit groups spaced: "1 250.00")
+    value = Decimal(plain) / 100 if plain is not None else evaluate(written)
+    assert plain is not None or len(written) <= 120  # arithmetic is read only within the part's bound
+    assert posted == value != 0 and value == value.quantize(Decimal("0.01"))
