@@ -1,9 +1,11 @@
-"""What the tax environments' rewards pay at each rung, per policy: the best rule over surface
-features (`piv_core.baseline.shortcuts.search`, fitted on the train split, judged on the eval split), the
-answers that skip the work, and the scripted honest audit erring on a share p of rows:
+"""What the rewards pay at each rung, per policy: the best answer read off the page (fitted on the train
+split, judged on the eval split), the answers that skip the work, and the scripted honest solver erring
+on a share p of rows or parts. For the tax environments the best is the best rule over what a row shows
+(`piv_core.baseline.shortcuts.search`); for geo, the fitted surface answer (`geo_reprojection_v1.shortcuts`,
+on a fifth of the tasks: its fit is a search over every printed number of every part).
 
-    uv run python bench/shortcuts.py                       # every rung of both environments
-    uv run python bench/shortcuts.py --levels 1,2,3 --fit 60 --test 200
+    uv run python bench/shortcuts.py                       # every rung of the three environments
+    uv run python bench/shortcuts.py --env geo-reprojection-v1 --levels 1,2,3 --fit 60 --test 200
 
 Prints one markdown table per environment.
 """
@@ -40,14 +42,17 @@ def main() -> None:
     parser.add_argument("--levels", default="", help="comma-separated rungs (default: all)")
     parser.add_argument("--fit", type=int, default=60, help="train tasks a table is fitted on")
     parser.add_argument("--test", type=int, default=200, help="eval tasks a table is judged on")
+    parser.add_argument("--env", default="", help="one environment id (default: all three)")
     args = parser.parse_args()
+    levels = [int(x) for x in args.levels.split(",")] if args.levels else None
     for env_id, (surface, config, make, baselines, rungs) in _environments().items():
+        if args.env and args.env != env_id:
+            continue
         print(f"\n### {env_id}\n")
         print("| rung | best shortcut | its features | degenerate (best) | noisy 0 / 0.1 / 0.3 / 0.5 | s |")
         print("|---|---|---|---|---|---|")
-        levels = [int(x) for x in args.levels.split(",")] if args.levels else sorted(rungs)
         last_focused = max(level for level, knobs in rungs.items() if knobs["prompt_style"] == "focused")
-        for level in levels:
+        for level in levels or sorted(rungs):
             start = time.perf_counter()
             near = level <= last_focused + 1  # the short ledgers: the whole sample, pairs of features
             shrink = 1 if near else 4
@@ -75,6 +80,36 @@ def main() -> None:
                 f"| {' / '.join(f'{v:.3f}' for v in noisy)} | {time.perf_counter() - start:.0f} |",
                 flush=True,
             )
+    if args.env in ("", "geo-reprojection-v1"):
+        _geo(levels, args.fit // 5, args.test // 5)
+
+
+def _geo(levels: list[int] | None, fit: int, test: int) -> None:
+    from geo_reprojection_v1 import baselines, shortcuts
+    from geo_reprojection_v1.levels import RUNGS
+    from piv_core.baseline.shortcuts import conversation_of
+    from piv_core.testing import score_reply
+
+    print("\n### geo-reprojection-v1\n")
+    print("| rung | fitted surface answer | degenerate (best) | noisy 0 / 0.1 / 0.3 / 0.5 | s |")
+    print("|---|---|---|---|---|")
+    for level in levels or sorted(RUNGS):
+        start = time.perf_counter()
+        judged = shortcuts.tasks(level, "eval", test)
+        best = shortcuts.mean(judged, shortcuts.fit(shortcuts.tasks(level, "train", fit)))
+        floor = shortcuts.degenerate_means(judged)
+        worst = max(floor, key=floor.get)
+        noisy = []
+        for p in (0.0, 0.1, 0.3, 0.5):
+            rng = random.Random(7)
+            replies = [baselines.noisy(conversation_of(task.data), p, rng) for task, _ in judged]
+            rewards = [score_reply(task, reply).reward for (task, _), reply in zip(judged, replies)]
+            noisy.append(sum(rewards) / len(judged))
+        print(
+            f"| {level} | {best:.3f} | {worst} {floor[worst]:.3f} | {' / '.join(f'{v:.3f}' for v in noisy)} "
+            f"| {time.perf_counter() - start:.0f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

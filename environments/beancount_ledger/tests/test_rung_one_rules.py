@@ -1,4 +1,4 @@
-"""What rungs 1 to 3 pay a booking rule that skips part of the work.
+"""What rungs 1 to 6 pay a booking rule that skips part of the work.
 
 The three rungs serve one world under three views (`contract.VIEWS`), and each marks the line booked
 other than once at its amount (rung 1 names it), so finding the line is reading the view; the work
@@ -13,6 +13,11 @@ the statement), and scores it.
 Only the prompt's rule earns the full score; every other earns at most what the scripted audit
 erring on 3 corrections in 10 does, and a rule that skips the amount, the account or the line earns at
 most half the score.
+The same rules at rung 4 (one discrepancy of the five standard kinds, the plain view; rung 5 serves its
+worlds with the files quoted) and rung 6 (three of them) book one line where the view marks none: a
+line is marked when its bookings post other than its amount to the bank, which also marks the prior
+period's cheque where it rightly clears unbooked, and a wrong account or that cheque booked again
+leaves no line marked (the rule then books nothing). No rule earns more than `noisy-0.3` or half the score there.
 """
 
 from __future__ import annotations
@@ -41,9 +46,11 @@ SETTLES = {
     "ACCOUNT": "Expenses:BankFees",
     "INTEREST": "Income:Interest",
     "TRANSFER": "Assets:Bank:Savings",
+    "CHEQUE": "Liabilities:AccountsPayable",
 }
 """The account each kind of statement line settles, by the first word of its description, as the
-rung-3 prompt states it (and the view of rungs 1 and 2 shows it)."""
+rung-3 prompt states it (and the view of rungs 1 and 2 shows it); a cheque, which only the months of
+rungs 4 to 6 have (the prior period's, paying a bill), settles payables."""
 BANK = "Assets:Bank:Operating"
 LINES = ("marked", "first", "largest")
 SIGNS = ("as shown", "reversed", "by label")
@@ -64,8 +71,11 @@ def _book(data, rule: tuple[str, str, str]) -> float:
     which, sign, account = rule
     lines = bank_lines(data.files["bank_statement.csv"])
     booked = booked_by_ref(data.files["ledger.beancount"])
+    marked = [line for line in lines if _bank(booked, line) != Decimal(line["amount"])]
+    if which == "marked" and not marked:
+        return 0.0  # nothing to book, and nothing written scores 0
     pick = {
-        "marked": next(line for line in lines if _bank(booked, line) != Decimal(line["amount"])),
+        "marked": marked[0] if marked else None,
         "first": lines[0],
         "largest": max(lines, key=lambda line: abs(Decimal(line["amount"]))),
     }[which]
@@ -83,18 +93,22 @@ def _book(data, rule: tuple[str, str, str]) -> float:
     return score(f"{data.files['ledger.beancount'].rstrip()}\n\n{entry}\n", key_of(data)).reward
 
 
-@pytest.fixture(scope="module")
-def means() -> dict[tuple[str, str, str], float]:
-    accounts = sorted({a for data in WORLDS for a in _chart(data)} - {BANK}) + ["by description"]
+def _means(worlds) -> dict[tuple[str, str, str], float]:
+    accounts = sorted({a for data in worlds for a in _chart(data)} - {BANK}) + ["by description"]
     return {
-        rule: statistics.mean(_book(data, rule) for data in WORLDS)
+        rule: statistics.mean(_book(data, rule) for data in worlds)
         for rule in itertools.product(LINES, SIGNS, accounts)
     }
 
 
-def _noisy(p: float) -> float:
+@pytest.fixture(scope="module")
+def means() -> dict[tuple[str, str, str], float]:
+    return _means(WORLDS)
+
+
+def _noisy(p: float, worlds=WORLDS) -> float:
     rewards = []
-    for n, data in enumerate(WORLDS):
+    for n, data in enumerate(worlds):
         files = [data.files[name] for name in baselines.READS]
         rewards.append(score(baselines.noisy_ledger(*files, p, random.Random(n)), key_of(data)).reward)
     return statistics.mean(rewards)
@@ -122,3 +136,11 @@ def test_a_rule_with_a_fixed_sign_earns_at_most_half(means):
 def test_a_line_picked_by_layout_earns_at_most_the_located_share(means):
     layout = {rule: mean for rule, mean in means.items() if rule[0] != "marked"}
     assert max(layout.values()) <= 0.2, max(layout, key=layout.get)
+
+
+@pytest.mark.parametrize("level", [4, 6])
+def test_above_rung_three_no_rule_earns_more_than_noisy_or_half(level):
+    worlds = [make_task_data(f"dev:{n}:level{level}") for n in range(24)]
+    means = _means(worlds)
+    best = max(means, key=means.get)
+    assert means[best] <= min(_noisy(0.3, worlds), 0.5), (best, means[best])
