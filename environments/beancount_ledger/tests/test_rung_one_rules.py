@@ -17,7 +17,8 @@ The same rules at rung 4 (one discrepancy of the five standard kinds, the plain 
 worlds with the files quoted) and rung 6 (three of them) book one line where the view marks none: a
 line is marked when its bookings post other than its amount to the bank, which also marks the prior
 period's cheque where it rightly clears unbooked, and a wrong account or that cheque booked again
-leaves no line marked (the rule then books nothing). No rule earns more than `noisy-0.3` or half the score there.
+leaves no line marked (the rule then books nothing). No rule earns more than `noisy-0.3` or half the
+score there.
 """
 
 from __future__ import annotations
