@@ -11,10 +11,10 @@ bound both by the honest work (`tests/test_shortcuts.py`); `bench/shortcuts.py` 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from geo_reprojection_v1 import prompt, scoring
-from geo_reprojection_v1.taskset import GeoConfig, GeoTask, make_task_data
+from geo_reprojection_v1.taskset import GeoConfig, GeoPart, GeoTask, make_task_data
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 SHIFTS = range(-3, 7)
@@ -29,10 +29,10 @@ Choice = dict[Slot, tuple[int, int, int]]
 Tasks = list[tuple[GeoTask, list[list[float]]]]
 """Tasks, each with the numbers each of its parts prints."""
 
-DEGENERATE: dict[str, Callable[[scoring.Part, Sequence[float]], list[float]]] = {
-    "zeros": lambda part, inputs: [0.0] * len(part.key),
-    "echo": lambda part, inputs: [*inputs, *[0.0] * len(part.key)][: len(part.key)],
-    "example": lambda part, inputs: list(EXAMPLE[: len(part.key)]),
+DEGENERATE: dict[str, Callable[[GeoPart], list[float]]] = {
+    "zeros": lambda part: [0.0] * len(part.key),
+    "echo": lambda part: [*part.inputs, *[0.0] * len(part.key)][: len(part.key)],
+    "example": lambda part: list(EXAMPLE[: len(part.key)]),
 }
 """Answers that ignore the point, per part: every number 0, the part's input numbers copied, the old
 answer-format example."""
@@ -95,7 +95,7 @@ def degenerate_means(judged: Tasks) -> dict[str, float]:
     """Each `DEGENERATE` answer's mean reward over `judged`."""
     means = {}
     for name, make in DEGENERATE.items():
-        answers = [[v for part in task.data.parts for v in make(part, part.inputs)] for task, _ in judged]
+        answers = [[v for part in task.data.parts for v in make(part)] for task, _ in judged]
         rewards = [reward(task, values) for (task, _), values in zip(judged, answers)]
         means[name] = sum(rewards) / len(judged)
     return means
