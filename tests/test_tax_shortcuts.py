@@ -15,6 +15,7 @@ from types import SimpleNamespace
 import pytest
 from au_bas_reconciliation_v1 import baselines as au_baselines
 from au_bas_reconciliation_v1 import levels as au_levels
+from au_bas_reconciliation_v1 import prompt as au_prompt
 from au_bas_reconciliation_v1 import shortcuts as au_shortcuts
 from au_bas_reconciliation_v1 import taskset as au_taskset
 from piv_core.baseline.shortcuts import MOVES, conversation_of, held_out_mean, policy_mean, search
@@ -147,3 +148,23 @@ def test_at_the_sales_only_rungs_no_treatment_tells_a_faulty_row_and_no_rounding
                 assert right not in undone, (row, right)
     shares = {taxable: sum(flags) / len(flags) for taxable, flags in faulty.items()}
     assert abs(shares[True] - shares[False]) < 0.1, shares
+
+
+def test_at_au_bas_rung_one_a_tenth_of_the_price_pays_less_than_an_honest_audit():
+    """The commonest miscalculation used as the method (a tenth of each taxable price, cut to whole
+    dollars, 0.00 on the others, each row flagged where the books differ) gives the right GST at rung
+    1 only up to $9 (`ROUND_GST_DOLLARS` reaches $19): it stays under `noisy-0.3` and half the oracle."""
+    env = ENVIRONMENTS["au-bas"]
+    tasks = _tasks(env, 1, "eval", 150)
+    total = 0.0
+    for data in tasks:
+        figures, flags = {}, {}
+        for row in au_prompt.read_ledger(data.prompt_text)[1]:
+            taxable = au_prompt.treatment_of(row.category) == "taxable"
+            tenth = (row.amount / 10).quantize(Decimal(1), rounding=ROUND_DOWN).quantize(Decimal("0.01"))
+            figures[row.txn_id] = tenth if taxable else Decimal("0.00")
+            if figures[row.txn_id] != row.gst:
+                flags[row.txn_id] = ["gst_miscalculated" if taxable else "gst_on_gst_free"]
+        total += env.surface.reward(data, env.surface.reply(data, figures, flags))
+    tenth_mean, honest = total / len(tasks), policy_mean(env.surface, tasks, _noisy(env, 0.3))
+    assert tenth_mean <= min(honest, 0.5), (tenth_mean, honest)

@@ -95,14 +95,17 @@ MIXED, SALES, ROUND_SALES, SALES_AND_PURCHASES = "mixed", "sales", "round_sales"
 ROW_MIXES = (MIXED, SALES, ROUND_SALES, SALES_AND_PURCHASES)
 """What a ledger's rows are: sales and purchases of every category, faults planted as the default
 configuration plants them (``mixed``); sales only (``sales`` at any price, ``round_sales`` at 11
-times a whole or half number of dollars, so that every correct GST is whole or half dollars, $1 to
-`ROUND_GST_DOLLARS`.50); or sales and purchases at any price planted as the sales-only mixes plant
-them (``sales_and_purchases``). In all but ``mixed`` a row's treatment is drawn first
-(`SALES_TREATMENTS`) and whether it is faulty does not depend on it: a faulty GST-free or
-input-taxed row is charged GST, a faulty taxable row's GST is miscalculated in one of
-`MISCALCULATIONS`. So no category, price or recorded figure tells a faulty row from a clean
+times a whole number of dollars, so that every correct GST is whole dollars, $1 to
+`ROUND_GST_DOLLARS`, and so is every miscalculated one); or sales and purchases at any price
+planted as the sales-only mixes plant them (``sales_and_purchases``). In all but ``mixed`` a row's
+treatment is drawn first (`SALES_TREATMENTS`) and whether it is faulty does not depend on it: a
+faulty GST-free or input-taxed row is charged GST, a faulty taxable row's GST is miscalculated in
+one of `MISCALCULATIONS`. So no category, price or recorded figure tells a faulty row from a clean
 one without the division and the comparison."""
-ROUND_GST_DOLLARS = 9
+ROUND_GST_DOLLARS = 19
+"""The largest correct GST of a ``round_sales`` row. Up to $9 a tenth of the price cut to dollars
+(10% of it, the commonest miscalculation) is the GST too; from $10 it is at least a dollar over, so
+that rule misses about half the rows."""
 SALES_TREATMENTS = ((TAXABLE, 0.9), (GST_FREE, 0.05), (INPUT_TAXED, 0.05))
 """The treatments of the rows of every mix but ``mixed``, and their shares. A GST-free or input-taxed
 row's verdict needs no division (its correct GST is 0.00 whatever its price), so at the rungs that
@@ -183,9 +186,7 @@ def _treated_row(
     treatment drawn by `SALES_TREATMENTS`; a purchase carries its supplier's ABN."""
     category = pick(rng, drawn_share(rng, SALES_TREATMENTS))
     if round_price:
-        dollars = 1 + int(rng.random() * ROUND_GST_DOLLARS)
-        gst = Decimal(dollars) + (Decimal("0.5") if rng.random() < 0.5 else 0)
-        amount = (_ELEVEN * gst).quantize(_CENT)
+        amount = (_ELEVEN * (1 + int(rng.random() * ROUND_GST_DOLLARS))).quantize(_CENT)
     else:
         amount = _amount(rng)
     day = date.fromordinal(first_day + int(rng.random() * span))
@@ -193,11 +194,12 @@ def _treated_row(
     return Row("", day, kind, party, invoice, category, amount, _gst(category, amount), abn)
 
 
-def _miscalculated(rng: random.Random, amount: Decimal) -> Decimal:
+def _miscalculated(rng: random.Random, amount: Decimal, whole: bool = False) -> Decimal:
     """A wrong GST for a taxable sale of `amount`, in one of `MISCALCULATIONS` drawn at random,
-    drawn again while it is right or `undone_by_rounding` (a dollar slip is neither)."""
+    drawn again while it is right or `undone_by_rounding` (a dollar slip is neither), or, where the
+    right GST is `whole` dollars (``round_sales``), while it has cents: so that cents tell nothing."""
     right = _gst(TAXABLE[0], amount)
-    for _ in range(8):
+    for _ in range(16 if whole else 8):
         how = pick(rng, MISCALCULATIONS)
         if how == "tenth":
             wrong = (amount * _TENTH).quantize(_CENT, rounding=ROUND_HALF_UP)
@@ -205,7 +207,7 @@ def _miscalculated(rng: random.Random, amount: Decimal) -> Decimal:
             wrong = keyed_wrong(rng, right)
         else:
             break
-        if wrong != right and not undone_by_rounding(wrong, right):
+        if wrong != right and not undone_by_rounding(wrong, right) and not (whole and wrong % 1):
             return wrong
     return right + 1 if right <= 1 or rng.random() < 0.5 else right - 1
 
@@ -215,19 +217,25 @@ def _treatment_code(row: Row) -> str:
     return GST_MISCALCULATED if row.category in _TAXABLE else GST_ON_GST_FREE
 
 
-def _planted_row(rng: random.Random, row: Row) -> Row:
-    """`row` with `_treatment_code`'s fault: a taxable row's GST miscalculated, GST charged on any other."""
+def _planted_row(rng: random.Random, row: Row, whole: bool = False) -> Row:
+    """`row` with `_treatment_code`'s fault: a taxable row's GST miscalculated (in `whole` dollars
+    where its right GST is), GST charged on any other."""
     if row.category in _TAXABLE:
-        return row._replace(gst=_miscalculated(rng, row.amount))
+        return row._replace(gst=_miscalculated(rng, row.amount, whole))
     return row._replace(gst=(row.amount / _ELEVEN).quantize(_CENT, rounding=ROUND_HALF_UP))
 
 
-def _inject(rng: random.Random, row: Row, code: str, quarter: Quarter) -> Row:
-    """`row` changed so that `code`'s condition holds."""
+def _inject(rng: random.Random, row: Row, code: str, quarter: Quarter, whole: bool = False) -> Row:
+    """`row` changed so that `code`'s condition holds (a miscalculation in `whole` dollars, as
+    `_miscalculated` draws it, where the row's right GST is whole dollars)."""
     if code == GST_MISCALCULATED:
         category = row.category if row.category in _TAXABLE else pick(rng, TAXABLE)
         amount = row.amount if row.amount >= 5 else _amount(rng)
-        wrong = (amount * _TENTH).quantize(_CENT, rounding=ROUND_HALF_UP)  # 10% of the inclusive price
+        wrong = (
+            _miscalculated(rng, amount, whole=True)
+            if whole
+            else (amount * _TENTH).quantize(_CENT, rounding=ROUND_HALF_UP)  # 10% of the inclusive price
+        )
         return row._replace(category=category, amount=amount, gst=wrong)
     if code == GST_ON_GST_FREE:
         category = pick(rng, GST_FREE + INPUT_TAXED)
@@ -305,7 +313,7 @@ def generate(
         else:
             row = _treated_row(rng, first_day, span, invoice, row_mix == ROUND_SALES, kind)
             if faulty[slot] and _treatment_code(row) in allowed:
-                rows.append(_planted_row(rng, row))
+                rows.append(_planted_row(rng, row, row_mix == ROUND_SALES))
                 continue
         if faulty[slot]:
             codes = _codes_for(rng, kind, allowed)
@@ -313,7 +321,7 @@ def generate(
                 duplicates.append(slot)
             else:
                 for code in codes:
-                    row = _inject(rng, row, code, quarter)
+                    row = _inject(rng, row, code, quarter, row_mix == ROUND_SALES)
         rows.append(row)
 
     ordered = plant_duplicates(rng, rows, duplicates, quarter.end)

@@ -166,7 +166,8 @@ class AuBasConfig(TasksetConfig, MixKnobs):
     row_mix: Literal["mixed", "sales", "round_sales", "sales_and_purchases"] = "mixed"
     """What the rows are (`generator.ROW_MIXES`): sales and purchases of every category (``mixed``,
     the default); sales only, of every treatment, at any price (``sales``) or at 11 times a whole
-    or half number of dollars, so that every correct GST is whole or half dollars (``round_sales``);
+    number of dollars, so that every correct GST, and every miscalculated one, is whole dollars
+    (``round_sales``);
     or sales and purchases at any price (``sales_and_purchases``). In every mix but ``mixed``
     whether a row is faulty does not depend on its treatment, and a miscalculated GST takes one of
     several forms."""

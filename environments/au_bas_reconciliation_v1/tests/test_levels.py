@@ -45,7 +45,7 @@ def test_rung_one_asks_1a_and_every_rows_gst_of_four_round_sales(answer):
         data = make_task_data(config, idx)
         planted |= {code for codes in data.faults.values() for code in codes}
         _, rows = read_ledger(data.prompt)
-        assert len(rows) == 4 and all(row.kind == SALE and 2 * row.amount % 11 == 0 for row in rows)
+        assert len(rows) == 4 and all(row.kind == SALE and row.amount % 11 == 0 for row in rows)
     assert planted == {GST_ON_GST_FREE, GST_MISCALCULATED}
     task = AuBasTask(make_task_data(config, 0))
     assert "BAS labels to report: 1A (only these)" in task.data.prompt

@@ -8,11 +8,10 @@ import asyncio
 import itertools
 import random
 import re
-from decimal import Decimal
 
 import pytest
 from au_bas_reconciliation_v1 import baselines, plugin, prompt
-from au_bas_reconciliation_v1.generator import ROUND_SALES
+from au_bas_reconciliation_v1.generator import ROUND_GST_DOLLARS, ROUND_SALES
 from au_bas_reconciliation_v1.ledger import SALE, TAXABLE
 from au_bas_reconciliation_v1.rules import FAULT_CODES, GST_MISCALCULATED, LABELS, correct_gst
 from au_bas_reconciliation_v1.taskset import (
@@ -89,9 +88,7 @@ def test_partial_credit_grades_each_label_and_the_prompt_says_so(answer):
 
 
 @pytest.mark.parametrize("row_mix", ["sales", "round_sales"])
-def test_a_sales_only_mix_writes_sales_of_every_treatment_and_the_rounded_one_whole_or_half_dollar_gst(
-    row_mix,
-):
+def test_a_sales_only_mix_writes_sales_of_every_treatment_and_the_rounded_one_whole_dollar_gst(row_mix):
     config = AuBasConfig(**{**FOCUSED, "fault_rate": 0.0}, row_mix=row_mix)
     treatments = set()
     for idx in range(40):
@@ -100,8 +97,22 @@ def test_a_sales_only_mix_writes_sales_of_every_treatment_and_the_rounded_one_wh
         treatments |= {row.category in TAXABLE for row in rows}
         assert all(row.gst == correct_gst(row) for row in rows)
         if row_mix == ROUND_SALES:
-            assert all(row.amount % 11 == 0 or (row.amount / 11) % 1 == Decimal("0.5") for row in rows)
+            assert all(row.amount % 11 == 0 and row.amount <= 11 * ROUND_GST_DOLLARS for row in rows)
     assert treatments == {True, False}
+
+
+def test_round_sales_miscalculate_in_whole_dollars_above_and_below_so_cents_tell_nothing():
+    config = AuBasConfig(**{**FOCUSED, "fault_codes": [GST_MISCALCULATED]}, row_mix=ROUND_SALES)
+    sides, sizes = set(), set()
+    for idx in range(60):
+        data = make_task_data(config, idx)
+        for row in prompt.read_ledger(data.prompt)[1]:
+            assert row.gst % 1 == 0, (idx, row)  # clean or faulty, the books' GST is whole dollars
+            right = correct_gst(row)
+            if row.txn_id in data.faults and right:
+                sides.add(row.gst > right)
+            sizes.add(right > 9)  # a tenth of the price cut to dollars is the GST only up to $9
+    assert sides == {True, False} and sizes == {True, False}
 
 
 @pytest.mark.parametrize("row_mix", ["mixed", "sales", "round_sales"])
