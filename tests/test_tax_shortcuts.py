@@ -150,10 +150,11 @@ def test_at_the_sales_only_rungs_no_treatment_tells_a_faulty_row_and_no_rounding
     assert abs(shares[True] - shares[False]) < 0.1, shares
 
 
-def test_at_au_bas_rung_one_a_tenth_of_the_price_pays_less_than_an_honest_audit():
+def test_at_au_bas_rung_one_a_tenth_of_the_price_pays_no_more_than_skipping_the_arithmetic():
     """The commonest miscalculation used as the method (a tenth of each taxable price, cut to whole
-    dollars, 0.00 on the others, each row flagged where the books differ) gives the right GST at rung
-    1 only up to $9 (`ROUND_GST_DOLLARS` reaches $19): it stays under `noisy-0.3` and half the oracle."""
+    dollars, 0.00 on the others, each row flagged where the books differ) would be the right GST of a
+    whole-dollar price below $110; rung 1's prices start there (`ROUND_GST_DOLLARS`), so the rule
+    earns no more than the answers that skip the arithmetic are held to."""
     env = ENVIRONMENTS["au-bas"]
     tasks = _tasks(env, 1, "eval", 150)
     total = 0.0
@@ -166,5 +167,4 @@ def test_at_au_bas_rung_one_a_tenth_of_the_price_pays_less_than_an_honest_audit(
             if figures[row.txn_id] != row.gst:
                 flags[row.txn_id] = ["gst_miscalculated" if taxable else "gst_on_gst_free"]
         total += env.surface.reward(data, env.surface.reply(data, figures, flags))
-    tenth_mean, honest = total / len(tasks), policy_mean(env.surface, tasks, _noisy(env, 0.3))
-    assert tenth_mean <= min(honest, 0.5), (tenth_mean, honest)
+    assert total / len(tasks) <= FOCUSED_CEILING, total / len(tasks)

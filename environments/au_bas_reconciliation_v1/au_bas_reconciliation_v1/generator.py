@@ -95,17 +95,17 @@ MIXED, SALES, ROUND_SALES, SALES_AND_PURCHASES = "mixed", "sales", "round_sales"
 ROW_MIXES = (MIXED, SALES, ROUND_SALES, SALES_AND_PURCHASES)
 """What a ledger's rows are: sales and purchases of every category, faults planted as the default
 configuration plants them (``mixed``); sales only (``sales`` at any price, ``round_sales`` at 11
-times a whole number of dollars, so that every correct GST is whole dollars, $1 to
+times a whole number of dollars, so that every correct GST is whole dollars, one of
 `ROUND_GST_DOLLARS`, and so is every miscalculated one); or sales and purchases at any price
 planted as the sales-only mixes plant them (``sales_and_purchases``). In all but ``mixed`` a row's
 treatment is drawn first (`SALES_TREATMENTS`) and whether it is faulty does not depend on it: a
 faulty GST-free or input-taxed row is charged GST, a faulty taxable row's GST is miscalculated in
 one of `MISCALCULATIONS`. So no category, price or recorded figure tells a faulty row from a clean
 one without the division and the comparison."""
-ROUND_GST_DOLLARS = 19
-"""The largest correct GST of a ``round_sales`` row. Up to $9 a tenth of the price cut to dollars
-(10% of it, the commonest miscalculation) is the GST too; from $10 it is at least a dollar over, so
-that rule misses about half the rows."""
+ROUND_GST_DOLLARS = range(10, 20)
+"""The correct GSTs of a ``round_sales`` row, in whole dollars (prices $110 to $209). Below $10 a
+tenth of the price cut to dollars (10% of it, the commonest miscalculation) would be the GST too;
+from $10 it is a dollar over, so that rule, used as the method, is never right."""
 SALES_TREATMENTS = ((TAXABLE, 0.9), (GST_FREE, 0.05), (INPUT_TAXED, 0.05))
 """The treatments of the rows of every mix but ``mixed``, and their shares. A GST-free or input-taxed
 row's verdict needs no division (its correct GST is 0.00 whatever its price), so at the rungs that
@@ -186,7 +186,7 @@ def _treated_row(
     treatment drawn by `SALES_TREATMENTS`; a purchase carries its supplier's ABN."""
     category = pick(rng, drawn_share(rng, SALES_TREATMENTS))
     if round_price:
-        amount = (_ELEVEN * (1 + int(rng.random() * ROUND_GST_DOLLARS))).quantize(_CENT)
+        amount = (_ELEVEN * pick(rng, ROUND_GST_DOLLARS)).quantize(_CENT)
     else:
         amount = _amount(rng)
     day = date.fromordinal(first_day + int(rng.random() * span))
