@@ -150,11 +150,11 @@ def test_at_the_sales_only_rungs_no_treatment_tells_a_faulty_row_and_no_rounding
     assert abs(shares[True] - shares[False]) < 0.1, shares
 
 
-def test_at_au_bas_rung_one_a_tenth_of_the_price_pays_no_more_than_skipping_the_arithmetic():
+def test_at_au_bas_rung_one_a_tenth_of_the_price_pays_no_more_than_a_surface_rule_may():
     """The commonest miscalculation used as the method (a tenth of each taxable price, cut to whole
     dollars, 0.00 on the others, each row flagged where the books differ) would be the right GST of a
     whole-dollar price below $110; rung 1's prices start there (`ROUND_GST_DOLLARS`), so the rule
-    earns no more than the answers that skip the arithmetic are held to."""
+    earns no more than a rule over surface features may (`FOCUSED_CEILING`)."""
     env = ENVIRONMENTS["au-bas"]
     tasks = _tasks(env, 1, "eval", 150)
     total = 0.0

@@ -167,10 +167,9 @@ class AuBasConfig(TasksetConfig, MixKnobs):
     """What the rows are (`generator.ROW_MIXES`): sales and purchases of every category (``mixed``,
     the default); sales only, of every treatment, at any price (``sales``) or at 11 times a whole
     number of dollars, so that every correct GST, and every miscalculated one, is whole dollars
-    (``round_sales``);
-    or sales and purchases at any price (``sales_and_purchases``). In every mix but ``mixed``
-    whether a row is faulty does not depend on its treatment, and a miscalculated GST takes one of
-    several forms."""
+    (``round_sales``); or sales and purchases at any price (``sales_and_purchases``). In every mix
+    but ``mixed`` whether a row is faulty does not depend on its treatment, and a miscalculated GST
+    takes one of several forms."""
     prompt_style: Literal["full", "focused"] = "full"
     """``full`` (the default): the system prompt states every fault code and label. ``focused``:
     it states only the codes of `fault_codes` (no other holds in a generated ledger) and the
