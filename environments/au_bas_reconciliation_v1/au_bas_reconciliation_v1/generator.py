@@ -102,10 +102,14 @@ treatment is drawn first (`SALES_TREATMENTS`) and whether it is faulty does not 
 faulty GST-free or input-taxed row is charged GST, a faulty taxable row's GST is miscalculated in
 one of `MISCALCULATIONS`. So no category, price or recorded figure tells a faulty row from a clean
 one without the division and the comparison."""
-ROUND_GST_DOLLARS = range(10, 20)
-"""The correct GSTs of a ``round_sales`` row, in whole dollars (prices $110 to $209). Below $10 a
-tenth of the price cut to dollars (10% of it, the commonest miscalculation) would be the GST too;
-from $10 it is a dollar over, so that rule, used as the method, is never right."""
+ROUND_GST_DOLLARS = (*range(10, 20), *range(20, 100, 10))
+"""The correct GSTs of a ``round_sales`` row, in whole dollars: $10 to $19 and the tens to $90
+(prices $110 to $209, and $220, $330 and so on to $990). Below $10 a tenth of the price cut to
+dollars (10% of it, the commonest miscalculation) would be the GST too; from $10 it is at least a
+dollar over, so that rule, used as the method, is never right. Eighteen figures, none much more
+common than another, so that guessing one for every row (by the price's size or not) pays little;
+the tens add divisions a small model gets right, where the two-digit ones above $19 it mostly
+does not."""
 SALES_TREATMENTS = ((TAXABLE, 0.9), (GST_FREE, 0.05), (INPUT_TAXED, 0.05))
 """The treatments of the rows of every mix but ``mixed``, and their shares. A GST-free or input-taxed
 row's verdict needs no division (its correct GST is 0.00 whatever its price), so at the rungs that
