@@ -16,7 +16,7 @@ import argparse
 import random
 import time
 
-from piv_core.baseline.shortcuts import MOVES, held_out_mean, policy_mean, search
+from piv_core.baseline.shortcuts import MOVES, constant_moves, held_out_mean, policy_mean, search
 
 
 def _environments():
@@ -71,8 +71,9 @@ def main() -> None:
                 "blanket": policy_mean(surface, test, baselines.blanket),
                 "garbage": policy_mean(surface, test, baselines.garbage),
             }
-            for move in MOVES:
-                floor[f"all {move.figure}/{move.flag}"] = held_out_mean(surface, test, (), {(): move})
+            for move in MOVES + constant_moves([surface.glances(task) for task in test]):
+                figure = move.figure if move.value is None else str(move.value)
+                floor[f"all {figure}/{move.flag}"] = held_out_mean(surface, test, (), {(): move})
             worst = max(floor, key=floor.get)
             features = ", ".join(found.features) or "-"
             print(

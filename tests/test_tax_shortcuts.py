@@ -18,7 +18,14 @@ from au_bas_reconciliation_v1 import levels as au_levels
 from au_bas_reconciliation_v1 import prompt as au_prompt
 from au_bas_reconciliation_v1 import shortcuts as au_shortcuts
 from au_bas_reconciliation_v1 import taskset as au_taskset
-from piv_core.baseline.shortcuts import MOVES, conversation_of, held_out_mean, policy_mean, search
+from piv_core.baseline.shortcuts import (
+    MOVES,
+    constant_moves,
+    conversation_of,
+    held_out_mean,
+    policy_mean,
+    search,
+)
 from piv_core.testing import score_reply
 from us_sut_reconciliation_v1 import baselines as us_baselines
 from us_sut_reconciliation_v1 import levels as us_levels
@@ -82,8 +89,9 @@ def _noisy(env, p: float):
 
 
 def _degenerate(env) -> dict:
-    """Answers that skip the work, besides one move for every row (the books copied, zeros, every
-    row flagged with its own code or every code: `piv_core.baseline.shortcuts.MOVES`)."""
+    """Answers that skip the work, besides one move for every row (the books copied, zeros, one
+    figure the books often state, every row flagged with its own code or every code:
+    `piv_core.baseline.shortcuts.MOVES` and `constant_moves`)."""
     return {
         "empty": lambda conversation: '<answer>{"faults": {}}</answer>',
         "example copied": env.baselines.example,
@@ -109,7 +117,8 @@ def test_the_reward_orders_behaviour(name, level):
     noisy = [policy_mean(env.surface, tasks, _noisy(env, p)) for p in (0.0, 0.1, 0.3, 0.5)]
     assert noisy[0] == pytest.approx(1.0) and noisy == sorted(noisy, reverse=True), noisy
     floor = {what: policy_mean(env.surface, tasks, policy) for what, policy in _degenerate(env).items()}
-    floor |= {move: held_out_mean(env.surface, tasks, (), {(): move}) for move in MOVES}
+    moves = MOVES + constant_moves([env.surface.glances(data) for data in tasks])
+    floor |= {move: held_out_mean(env.surface, tasks, (), {(): move}) for move in moves}
     assert max(floor.values()) < noisy[-1], (floor, noisy)
 
 

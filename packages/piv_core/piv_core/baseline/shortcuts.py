@@ -5,7 +5,8 @@ arithmetic or the comparison the rules ask for: its treatment as the category ta
 type, whether its recorded figure is zero or has cents, whether the recorded figure repeats the
 price's digits, its size against the ledger's median, its place in the ledger, and the like (an
 environment's `Surface` says which). For each row it picks a `Move`: the figure to state (the
-recorded one, zero, or the recorded one cut or rounded to whole dollars) and the flags (none, the
+recorded one, zero, the recorded one cut or rounded to whole dollars, or one figure for every row
+it is given: one of those the fitting sample's books state most often) and the flags (none, the
 code its treatment can have, or every code). The labels are then worked out from those figures
 the way the environment's `Surface.reply` says.
 
@@ -19,6 +20,7 @@ the best surface rule would earn on tasks it has not seen.
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
@@ -49,15 +51,35 @@ FIGURES: dict[str, Callable[[Decimal], Decimal]] = {
 FLAGS = ("none", "own", "all")
 
 
+CONSTANT = "constant"
+COMMON_FIGURES = 3
+"""How many of the figures a sample's books state most often a search tries as a constant answer."""
+
+
 @dataclass(frozen=True)
 class Move:
-    """What a shortcut does with one row: the figure it states (`FIGURES`) and its flags (`FLAGS`)."""
+    """What a shortcut does with one row: the figure it states (`FIGURES`, or `value` for every row
+    where `figure` is `CONSTANT`) and its flags (`FLAGS`)."""
 
     figure: str = "recorded"
     flag: str = "none"
+    value: Decimal | None = None
+
+    def stated(self, recorded: Decimal) -> Decimal:
+        """The figure this move states for a row whose books record `recorded`."""
+        if self.figure == CONSTANT and self.value is not None:
+            return self.value
+        return FIGURES[self.figure](recorded)
 
 
 MOVES = tuple(Move(figure, flag) for figure in FIGURES for flag in FLAGS)
+
+
+def constant_moves(samples: Sequence[Sequence[Glance]], count: int = COMMON_FIGURES) -> tuple[Move, ...]:
+    """A move for each flag and each of the `count` non-zero figures the rows of `samples` record
+    most often: the guess "every row's figure is the usual one", fitted as any other move is."""
+    seen = Counter(row.recorded for rows in samples for row in rows if row.recorded)
+    return tuple(Move(CONSTANT, flag, value) for value, _ in seen.most_common(count) for flag in FLAGS)
 
 
 class Surface(Protocol):
@@ -83,7 +105,7 @@ def _reply(surface: Surface, task: Any, rows: list[Glance], keys: list[tuple], t
     every = sorted({code for row in rows for code in row.own_codes})
     for row, cell in zip(rows, keys):
         move = table.get(cell, Move())
-        figures[row.txn_id] = FIGURES[move.figure](row.recorded)
+        figures[row.txn_id] = move.stated(row.recorded)
         if move.flag == "own" and row.own_codes:
             flags[row.txn_id] = list(row.own_codes)
         elif move.flag == "all" and every:
@@ -103,7 +125,11 @@ class Found:
 
 
 def _fit(
-    surface: Surface, tasks: list[tuple[Any, list[Glance]]], names: tuple[str, ...], passes: int
+    surface: Surface,
+    tasks: list[tuple[Any, list[Glance]]],
+    names: tuple[str, ...],
+    passes: int,
+    moves: Sequence[Move] = MOVES,
 ) -> Table:
     keys = [[tuple(row.features[n] for n in names) for row in rows] for _, rows in tasks]
     cells: dict[tuple, list[int]] = {}
@@ -125,7 +151,7 @@ def _fit(
         for cell, members in cells.items():
             members = sorted(set(members))
             best, best_gain, best_scores = table[cell], 0.0, None
-            for move in MOVES:
+            for move in moves:
                 if move == table[cell]:
                     continue
                 trial = {**table, cell: move}
@@ -161,8 +187,10 @@ def search(
     passes: int = 2,
 ) -> Found:
     """The best decision table over at most `depth` of the surface's features (the empty set, one
-    move for every row, included), each fitted on `fit` and judged by its mean on `test`."""
+    move for every row, included), each fitted on `fit` and judged by its mean on `test`; a cell's
+    move is one of `MOVES` or a constant figure common in `fit`'s books (`constant_moves`)."""
     fitted = [(task, surface.glances(task)) for task in fit]
+    moves = MOVES + constant_moves([rows for _, rows in fitted])
     values: dict[str, set] = {}
     for _, rows in fitted:
         for row in rows:
@@ -172,7 +200,7 @@ def search(
     subsets = [chosen for size in range(depth + 1) for chosen in itertools.combinations(names, size)]
     judged = []
     for chosen in subsets:
-        table = _fit(surface, fitted, chosen, passes)
+        table = _fit(surface, fitted, chosen, passes, moves)
         judged.append((held_out_mean(surface, test, chosen, table), chosen, table))
     mean, chosen, table = max(judged, key=lambda entry: entry[0])  # the first of equals: the fewest features
     return Found(mean, chosen, table, held_out_mean(surface, fit, chosen, table))
