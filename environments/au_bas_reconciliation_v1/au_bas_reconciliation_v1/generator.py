@@ -108,8 +108,7 @@ ROUND_GST_DOLLARS = (*range(10, 20), *range(20, 100, 10))
 dollars (10% of it, the commonest miscalculation) would be the GST too; from $10 it is at least a
 dollar over, so that rule, used as the method, is never right. Eighteen figures, none much more
 common than another, so that guessing one for every row (by the price's size or not) pays little;
-the tens add divisions a small model gets right, where the two-digit ones above $19 it mostly
-does not."""
+the tens are divisions a small model gets right more often than the two-digit quotients above 19."""
 SALES_TREATMENTS = ((TAXABLE, 0.9), (GST_FREE, 0.05), (INPUT_TAXED, 0.05))
 """The treatments of the rows of every mix but ``mixed``, and their shares. A GST-free or input-taxed
 row's verdict needs no division (its correct GST is 0.00 whatever its price), so at the rungs that

@@ -7,11 +7,11 @@ faulty row counts when it is flagged with its correct GST, a clean one does not 
 counts as found only with its row's correct GST. Nine rows in ten are taxable, and half the rows are
 faulty on average, whatever their treatment (GST charged on a GST-free or input-taxed row, or a
 taxable row's GST miscalculated in one of several forms). Each of them changes one thing from the
-one below: rung 1 is four sales priced at 11 times a whole number of dollars ($10 to $19 or a
-ten to $90), whose books are wrong, where they are, by whole dollars too (``round_sales``), and
-asks for 1A; rung 2
-lets the price be any (``sales``); rung 3 doubles the rows to eight; rung 4 makes some of them
-purchases (``sales_and_purchases``), whose GST is worked out and audited alike but is no part of 1A;
+one below: rung 1 is four sales whose GST is whole dollars, $10 to $19 or a ten up to $90 (each
+price 11 times that), whose books are wrong, where they are, by whole dollars too (``round_sales``),
+and asks for 1A; rung 2 lets the price be any (``sales``); rung 3 doubles the rows to eight; rung
+4 makes some of them purchases (``sales_and_purchases``), whose GST is worked out and audited alike
+but is no part of 1A;
 rung 5 asks for the labels that follow from the rows' correct GST (1A, 1B the purchases' correct
 GST, and net = 1A - 1B; its worksheet adds up 1B as it does 1A). Rung 6 is the first under the full
 prompt; rung 7 is the default configuration, and rungs 8 and 9 are longer ledgers at higher fault
