@@ -25,8 +25,10 @@ import tomllib
 from pathlib import Path
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "prime-rl" / "curriculum.toml"
-SKILL = {1: 0.05, 2: 0.2, 3: 0.45, 4: 0.7, 5: 0.9, 6: 0.95}
-"""The scripted policy's error rate by rung (``noisy-<p>``): it masters the low rungs, not the high."""
+SKILL = {1: 0.05, 2: 0.2, 3: 0.45, 4: 0.7, 5: 0.9}
+"""The scripted policy's error rate by rung (``noisy-<p>``): it masters the low rungs, not the high
+(`UNLEARNED` at every rung above these)."""
+UNLEARNED = 0.95
 
 
 def _source(env_id: str) -> dict:
@@ -88,7 +90,7 @@ def main() -> None:
         level = task.data.level
         sampled[level] += 1
         conversation = conversation_of(task.data)
-        replies = [noisy(conversation, SKILL[level], rng) for _ in range(args.group)]
+        replies = [noisy(conversation, SKILL.get(level, UNLEARNED), rng) for _ in range(args.group)]
         admitted[level] += curriculum.on_result(_episode(task, replies))
         if n % args.every == 0 or n == args.groups:
             for level in config.levels:

@@ -354,6 +354,11 @@ def read_ledger(text: str) -> tuple[Quarter, list[Row]]:
     return quarter, from_csv(ledger.group(1))
 
 
+def read_business(text: str) -> str:
+    """The business a user prompt names (its first line, less the words around the name)."""
+    return text.partition("\n")[0].removeprefix("Business: ").removesuffix(" Pty Ltd")
+
+
 def read_labels(text: str) -> tuple[str, ...]:
     """The BAS labels a user prompt asks for, in `LABELS` order (all four when it names none)."""
     match = _ASKED.search(text)

@@ -119,23 +119,24 @@ class AuBasTask(Credited, DurableKey, SingleReply, vf.Task[AuBasData, vf.State, 
 
 
 def holds(data: AuBasData) -> bool:
-    """Whether `data`'s prompt, read alone, states its key (what `validate` checks)."""
+    """Whether `data`'s prompt, read alone, states its key (what `validate` checks): the system
+    prompt is the one its own style, codes and credit give, the user prompt is the one what it
+    states renders (its header, ledger and worksheet alike), and the key follows from the ledger."""
     scope = prompt.read_scope(data.system_prompt)
     try:
         labels = prompt.read_labels(data.prompt_text)
         stated = prompt.system_prompt(scope.style, scope.codes, labels, scope.credit, scope.rows)
-        ledger = prompt.read_ledger(data.prompt_text)[1]
+        quarter, ledger = prompt.read_ledger(data.prompt_text)
     except ValueError:
         return False
     offered = calculator.offered(data.system_prompt)[0]
-    if calculator.noted(data.prompt_text)[0] != offered:  # the worksheet's closing, or after the ledger
-        return False
-    stated = calculator.with_section(stated, offered)
-    if scope.rows and not data.prompt_text.endswith("\n\n" + prompt.worksheet(ledger, labels, offered)):
+    business = prompt.read_business(data.prompt_text)
+    shown = prompt.user_prompt(business, quarter, ledger, labels, scope.style, scope.rows, offered)
+    if data.prompt_text != shown:
         return False
     rows = rules.row_gst(ledger) if scope.rows else {}
     return data.row_figures == rows and key_holds(
-        data, stated, data.bas, lambda text: key_of(text, scope.codes)
+        data, calculator.with_section(stated, offered), data.bas, lambda text: key_of(text, scope.codes)
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
@@ -150,20 +151,20 @@ def test_a_prompt_asking_other_figures_than_the_key_fails_validate():
     assert not _valid(UsSutTask(task.data.model_copy(update={"prompt": text})))
 
 
-def test_rungs_one_to_five_have_a_focused_prompt_and_the_others_the_full_one():
+def test_rungs_one_to_six_have_a_focused_prompt_and_the_others_the_full_one():
     for level in RUNGS:
         system = make_task_data(UsSutConfig(level=level), 0).system_prompt
-        assert (system == prompt.SYSTEM_PROMPT) == (level > 5), level
+        assert (system == prompt.SYSTEM_PROMPT) == (level > 6), level
 
 
 def test_unset_level_is_the_default_set_and_levels_have_their_own_ids():
-    default, level7 = UsSutConfig(), UsSutConfig(level=7)
+    default, level8 = UsSutConfig(), UsSutConfig(level=8)
     assert default.fault_codes == list(FAULT_CODES) and default.figures == list(FIGURES)
-    plain, seven = make_task_data(default, 3), make_task_data(level7, 3)
-    assert plain.id == f"us-sut-{default.seed}-3" and seven.id == f"us-sut-level7-{default.seed}-3"
+    plain, eight = make_task_data(default, 3), make_task_data(level8, 3)
+    assert plain.id == f"us-sut-{default.seed}-3" and eight.id == f"us-sut-level8-{default.seed}-3"
     assert (
-        plain.model_copy(update={"id": seven.id, "level": 7}) == seven
-    )  # rung 7 is the default configuration
+        plain.model_copy(update={"id": eight.id, "level": 8}) == eight
+    )  # rung 8 is the default configuration
     assert len({make_task_data(UsSutConfig(level=level), 0).id for level in RUNGS}) == len(RUNGS)
 
 
@@ -180,8 +181,8 @@ def test_the_ladder_climbs():
 
 
 def test_each_focused_rung_changes_one_knob_from_the_one_below():
-    changed = [{k for k, v in RUNGS[level].items() if RUNGS[level - 1][k] != v} for level in (2, 3, 4, 5)]
-    assert changed == [{"row_mix"}] * 4
+    changed = [{k for k, v in RUNGS[level].items() if RUNGS[level - 1][k] != v} for level in (2, 3, 4, 5, 6)]
+    assert changed == [{"row_mix"}] * 4 + [{"fault_codes"}]
     mixes = [RUNGS[level]["row_mix"] for level in (1, 2, 3, 4, 5)]
     assert mixes == ["round_home_sales", "dollar_home_sales", "home_sales", "tenth_rate_sales", "sales"]
 
@@ -189,7 +190,7 @@ def test_each_focused_rung_changes_one_knob_from_the_one_below():
 @pytest.mark.parametrize(
     ("knobs", "named"),
     [
-        ({"level": 0}, "level must be between 1 and 9"),
+        ({"level": 0}, "level must be between 1 and 10"),
         ({"level": 1, "num_rows": 30}, "num_rows was given"),
         ({"fault_codes": ["nexus"]}, "fault_codes must be a non-empty list"),
         ({"figures": []}, "figures must be a non-empty list"),
@@ -256,3 +257,65 @@ def test_a_products_step_is_exact_and_multiplies_no_figure_of_more_than_two_deci
             continue
         part, _, rate = text.partition(" x ")
         assert rate == "8.25" and Decimal(part) * 100 == gross and len(part.partition(".")[2]) == 2, text
+
+
+def test_rung_six_dates_some_faulty_sales_outside_the_quarter_and_asks_each_rows_date(reply):
+    """Rung 6 is rung 5 with ``outside_period``: three faulty sales in ten are dated outside the
+    quarter, four in five of them with their category's fault too; each worksheet line asks the
+    row's date; such a row is left out of sales_tax_due but still needs its correct tax to count;
+    and below rung 6 no sale is dated outside the quarter."""
+    config = UsSutConfig(level=6)
+    kinds: dict[tuple[str, ...], int] = {}
+    for idx in range(200):
+        data = make_task_data(config, idx)
+        quarter, business_zip, rows = prompt.read_ledger(data.prompt_text)
+        for row in rows:
+            codes = tuple(data.faults.get(row.txn_id, ()))
+            assert ("outside_period" in codes) == (not quarter.contains(row.date)), (idx, row)
+            kinds[codes] = kinds.get(codes, 0) + 1
+        sheet = data.prompt_text.split("```\n\n", 1)[1]
+        assert sheet == worksheet.worksheet(rows, ["sales_tax_due"], business_zip, False, quarter)
+        span = f"inside the quarter, {quarter.start.isoformat()} to {quarter.end.isoformat()}? <yes or no>."
+        for row in rows:
+            line = next(line for line in sheet.splitlines() if line.startswith(f"{row.txn_id}: "))
+            code = TAX_MISCALCULATED if data.row_figures[row.txn_id] else TAX_ON_EXEMPT_ITEM
+            assert line.startswith(f"{row.txn_id}: Dated {row.date.isoformat()}: {span} "), line
+            assert f'"outside_period" for the date, "{code}" for the difference;' in line, line
+        assert "sales_tax_due = " not in sheet  # an addition line would name the rows dated inside
+        if idx < 20:
+            task = UsSutTask(data)
+            figures = {"sales_tax_due": format_cents(data.figures["sales_tax_due"])}
+            if data.faults:
+                line, missed = filled_from_key(
+                    data.prompt_text, figures, data.row_figures, data.faults, "tax"
+                )
+                assert score_reply(task, line).reward == pytest.approx(1.0), line
+                assert score_reply(task, missed).reward < 1.0, missed
+            moved = f"to {quarter.end.isoformat()}? ", f"to {(quarter.end - timedelta(days=1)).isoformat()}? "
+            for old, new in (moved, (": Dated ", ": ")):
+                tampered = data.model_copy(update={"prompt": data.prompt_text.replace(old, new, 1)})
+                assert not _valid(UsSutTask(tampered)), (idx, old)
+        assert data.figures["sales_tax_due"] == sum(
+            data.row_figures[row.txn_id] for row in rows if quarter.contains(row.date)
+        )
+    dated = sum(n for codes, n in kinds.items() if "outside_period" in codes)
+    faulty = sum(n for codes, n in kinds.items() if codes)
+    both = sum(n for codes, n in kinds.items() if len(codes) == 2)
+    assert 0.2 < dated / faulty < 0.4 and 0.65 < both / dated < 0.95, kinds
+    # A row dated outside counts only with its correct tax, like every faulty row.
+    task = next(
+        UsSutTask(data)
+        for data in (make_task_data(config, idx) for idx in range(50))
+        if any(codes == ["outside_period"] for codes in data.faults.values())
+    )
+    data = task.data
+    txn = next(t for t, codes in data.faults.items() if codes == ["outside_period"])
+    one = 1 / (1 + len(data.faults))
+    off = reply(data.figures, data.faults, {**data.row_figures, txn: data.row_figures[txn] + 1})
+    scored = score_reply(task, off).rewards
+    assert scored["return_correct"] == pytest.approx(1 - one) and scored["fault_audit"] < 1.0
+    # Below rung 6 no sale is dated outside the quarter: the generator draws nothing for dates there.
+    for idx in range(30):
+        five = make_task_data(UsSutConfig(level=5), idx)
+        quarter, _, rows = prompt.read_ledger(five.prompt_text)
+        assert all(quarter.contains(row.date) for row in rows)

@@ -81,9 +81,10 @@ in a ZIP whose combined rate is a whole percent, at any price (``home_sales``), 
 of dollars anywhere in `PRICE_CENTS` (``dollar_home_sales``) or at a whole number of fifty
 dollars, $100 to $50 x `ROUND_FIFTIES` (``round_home_sales``). In the sales-only mixes a
 row's category is drawn first (`SALES_TREATMENTS`) and whether it is faulty does not depend on it:
-a faulty exempt sale is taxed, a faulty taxable sale's tax is miscalculated (`_planted_sale`). So no
-category, price or recorded figure tells a faulty row from a clean one without the product and the
-comparison."""
+a faulty exempt sale is taxed, a faulty taxable sale's tax is miscalculated (`_planted_sale`), and
+where ``outside_period`` may be planted some faulty sales are dated outside the quarter instead or
+as well (`_dated_sale`). So no category, price or recorded figure tells a faulty row from a clean
+one without the product and the comparison."""
 HOME_MIXES = (HOME_SALES, DOLLAR_HOME_SALES, ROUND_HOME_SALES)
 """The mixes whose sales are all delivered to the business ZIP, taxed there at a whole percent."""
 ROUND_FIFTIES = 20
@@ -92,6 +93,15 @@ SALES_TREATMENTS = ((TAXABLE, 0.9), (EXEMPT, 0.1))
 product (its correct tax is 0.00 whatever its price), so at the rungs that teach the product such
 sales are few, and what a rule reading only the category and the recorded figure earns is a small
 share of the reward beside the products."""
+OUTSIDE_SHARE = 0.3
+"""In a sales-only mix that may plant ``outside_period``, the share of faulty sales dated outside
+the quarter."""
+BOTH_SHARE = 0.8
+"""The share of those that carry their category's fault as well (`_dated_sale`); the others' tax
+is right. So the date alone decides no other verdict (a sale dated outside has its tax wrong four
+times in five, one inside about twice in five), and the rows whose whole audit is the date are
+three in a hundred: a rule over the date and the category earns about as little as the rule for
+the exempt sales does below this rung (`bench/shortcuts.py`)."""
 SALE_SHARE = 0.6
 """The chance that a row is a sale."""
 CERT_NUMBERS = (100_000, 900_000)
@@ -169,6 +179,17 @@ def _planted_sale(rng: random.Random, row: Row) -> Row:
     return row._replace(tax=right + 1)
 
 
+def _dated_sale(rng: random.Random, row: Row, quarter: Quarter, business_zip: str, dated: bool) -> Row:
+    """A faulty sale of a sales-only mix: the fault of its category (`_planted_sale`); where
+    ``outside_period`` may be planted (`dated`), dated outside the quarter instead
+    (`OUTSIDE_SHARE`), or as well (`BOTH_SHARE` of those). No draw is made for the date unless `dated`."""
+    if not dated or rng.random() >= OUTSIDE_SHARE:
+        return _planted_sale(rng, row)
+    if rng.random() < BOTH_SHARE:
+        row = _planted_sale(rng, row)
+    return _inject(rng, row, OUTSIDE_PERIOD, quarter, business_zip)
+
+
 def _miscalculated(rng: random.Random, gross: Decimal, zip_code: str) -> Decimal:
     """A wrong tax the way books get it wrong: local rate left out, tax extracted from a price
     treated as tax-inclusive, or a keying slip."""
@@ -239,7 +260,7 @@ def generate(
     A rate of 0 plants nothing (invoice numbers are unique, so the quarter is clean); any
     positive rate marks at least one row faulty, and a faulty row is planted unless no code of
     `fault_codes` fits it (a purchase carries none of the sale-only codes). In a sales-only mix
-    a faulty row gets the fault of its category (`_planted_sale`) when that code is allowed, else
+    a faulty row gets the fault of its category when that code is allowed (`_dated_sale`), else
     one of the others as in ``mixed``.
     """
     allowed = frozenset(fault_codes)
@@ -266,7 +287,7 @@ def generate(
             row = _sale(rng, day, invoice, business_zip, row_mix)
             code = TAX_ON_EXEMPT_ITEM if row.category in EXEMPT else TAX_MISCALCULATED
             if faulty[slot] and code in allowed:
-                rows.append(_planted_sale(rng, row))
+                rows.append(_dated_sale(rng, row, quarter, business_zip, OUTSIDE_PERIOD in allowed))
                 continue
         if faulty[slot]:
             codes = _codes_for(rng, kind, allowed)

@@ -1,19 +1,20 @@
 """The difficulty ladder: what each ``level`` of the taskset sets (`piv_core.tasksets.ladder`).
 
-Rungs 1 to 5 are five sales with no exemption claim under a focused prompt (only the rung's fault
+Rungs 1 to 6 are five sales with no exemption claim under a focused prompt (only the rung's fault
 codes and figure, an answer of placeholders) that ends on a worksheet of the rows to complete, and
 ask for sales_tax_due and every row's correct tax (``row_figures``) with partial credit for
-corrections only: a faulty row counts when it is flagged with its correct tax, a clean one does
-not count, and a flag counts as found only with its row's correct tax. Nine sales in ten are
-taxable, and half the rows are faulty on average, whatever their category (tax charged on an exempt
-sale, or a taxable sale's tax miscalculated in one of several forms). Each of them changes one thing
-from the one below, the row mix: rung 1 delivers every sale to the business ZIP, whose combined rate
-is a whole percent, at a whole number of fifty dollars (``round_home_sales``); rung 2 at any
+corrections only: a faulty row counts when it is flagged with its correct tax, a clean one does not
+count, and a flag counts as found only with its row's correct tax. Nine sales in ten are taxable,
+and half the rows are faulty on average, whatever their category (tax charged on an exempt sale, or
+a taxable sale's tax miscalculated in one of several forms). Each of them changes one thing from the
+one below, up to rung 5 the row mix: rung 1 delivers every sale to the business ZIP, whose combined
+rate is a whole percent, at a whole number of fifty dollars (``round_home_sales``); rung 2 at any
 whole number of dollars (``dollar_home_sales``); rung 3 at any price (``home_sales``); rung 4
 delivers to the ZIPs whose rate has at most one decimal (``tenth_rate_sales``); rung 5 to any ZIP
-(``sales``). Rung 6 is the
-first under the full prompt; rung 7 is the default configuration, and rungs 8 and 9 are longer
-ledgers at higher fault rates.
+(``sales``); rung 6 adds a third code, ``outside_period``: three faulty sales in ten are dated
+outside the quarter, four in five of them with their category's fault as well, and each worksheet line opens
+on whether the row's date is inside the quarter. Rung 7 is the first under the full prompt; rung 8
+is the default configuration, and rungs 9 and 10 are longer ledgers at higher fault rates.
 Every rung sets every knob the ladder uses, so a level is always the same task.
 """
 
@@ -44,7 +45,7 @@ FOCUSED_SALES = {
     "figure_credit": "partial",
     "row_figures": True,
 }
-"""Rung 5; rungs 1 to 4 change its row mix."""
+"""Rung 5; rungs 1 to 4 change its row mix, rung 6 its fault codes."""
 
 RUNGS = {
     1: {**FOCUSED_SALES, "row_mix": "round_home_sales"},
@@ -52,7 +53,8 @@ RUNGS = {
     3: {**FOCUSED_SALES, "row_mix": "home_sales"},
     4: {**FOCUSED_SALES, "row_mix": "tenth_rate_sales"},
     5: dict(FOCUSED_SALES),
-    6: {
+    6: {**FOCUSED_SALES, "fault_codes": [TAX_ON_EXEMPT_ITEM, TAX_MISCALCULATED, OUTSIDE_PERIOD]},
+    7: {
         "num_rows": 20,
         "fault_rate": 0.25,
         "fault_codes": [
@@ -64,11 +66,11 @@ RUNGS = {
         ],
         "figures": ALL_FIGURES,
     },
-    7: {"num_rows": 30, "fault_rate": 0.25, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
-    8: {"num_rows": 80, "fault_rate": 0.35, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
-    9: {"num_rows": 200, "fault_rate": 0.5, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
+    8: {"num_rows": 30, "fault_rate": 0.25, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
+    9: {"num_rows": 80, "fault_rate": 0.35, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
+    10: {"num_rows": 200, "fault_rate": 0.5, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
 }
-for _rung in RUNGS.values():  # the rungs above 5 are the full task: every knob the ladder sets is set
+for _rung in RUNGS.values():  # the rungs above 6 are the full task: every knob the ladder sets is set
     _rung.setdefault("row_mix", "mixed")
     _rung.setdefault("prompt_style", "full")
     _rung.setdefault("figure_credit", "all_or_nothing")

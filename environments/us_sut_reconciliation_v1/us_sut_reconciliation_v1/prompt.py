@@ -155,6 +155,12 @@ ROW_RULE = (
     "row. faults may also list a row that has no fault, as []: such a row counts as not listed."
 )
 """The answer-format rule of a task that asks for every row's correct tax."""
+LEFT_OUT_ROW_RULE = (
+    "A row left out of the return has its entry too: its correct tax as these rules give it, although "
+    "it does not enter the figures."
+)
+"""What that rule adds when some rows are left out of the return (``outside_period`` or
+``duplicate_invoice`` among the task's codes)."""
 ROW_CREDIT_NOTE = f"""GRADING
 Only corrections score. The score is 0.6 x the return part + 0.4 x the fault part.
 - Return part: the share, of the graded figures asked and the rows that have a fault, of those you get \
@@ -251,7 +257,8 @@ def _focused(codes: Sequence[str], figures: Sequence[str], rows: bool = False) -
         name = line[2:].split(" ", 1)[0] if line.startswith("- ") else None
         if name == "Leave":
             if left_out:
-                kept.append(line)
+                named = " or ".join(code for code in (DUPLICATE_INVOICE, OUTSIDE_PERIOD) if code in codes)
+                kept.append(line.replace(f"{DUPLICATE_INVOICE} or {OUTSIDE_PERIOD}", named))
         elif name is None or name in needed:
             kept.append(line if left_out else line.replace(" the remaining ", " the "))
     text = text[:start] + "\n".join(kept) + text[end:]
@@ -279,6 +286,7 @@ or code block without them is not read.
 """
         + text[text.index("- Figures may be JSON numbers") :]
         + ("\n" + ROW_RULE if rows else "")
+        + (" " + LEFT_OUT_ROW_RULE if rows and left_out else "")
     )
 
 
@@ -345,15 +353,19 @@ def user_prompt(
     style: str = FULL,
     per_row: bool = False,
     calculator_offered: bool = False,
+    dated: bool = False,
 ) -> str:
     """The task: the business, its ZIP, the quarter, which figures to report (when not all six),
     the ledger; under a focused system prompt, a closing line asking for the working first, or
-    with `per_row` (every row's correct tax asked) the `worksheet` to complete."""
+    with `per_row` (every row's correct tax asked) the `worksheet` to complete, whose lines ask
+    each row's date against the quarter when `dated` (``outside_period`` among the task's codes)."""
     place = LOCAL_RATES[business_zip][0]
     asked = "" if tuple(figures) == FIGURES else f"Figures to report: {', '.join(figures)} (only these)\n"
     sheet = per_row and style == FOCUSED
     closing = (
-        f"\n\n{worksheet(rows, figures, business_zip, calculator_offered) if sheet else WORK_FIRST}"
+        f"\n\n{worksheet(rows, figures, business_zip, calculator_offered, quarter if dated else None)}"
+        if sheet
+        else f"\n\n{WORK_FIRST}"
         if style == FOCUSED
         else ""
     )
@@ -375,6 +387,17 @@ def read_ledger(text: str) -> tuple[Quarter, str, list[Row]]:
         raise ValueError("prompt has no filing quarter, no business ZIP or no csv ledger block")
     year, number = int(quarter.group(1)), int(quarter.group(2))
     return Quarter(year, number), business_zip.group(1), from_csv(ledger.group(1))
+
+
+def read_business(text: str, business_zip: str) -> str:
+    """The business a user prompt names: its first line less the place of `business_zip` (ValueError
+    for a ZIP not in the rate table)."""
+    if business_zip not in LOCAL_RATES:
+        raise ValueError(f"business ZIP {business_zip!r} is not in the Lone Pine rate table")
+    first = text.partition("\n")[0]
+    return first.removeprefix("Business: ").removesuffix(
+        f", {LOCAL_RATES[business_zip][0]}, State of Lone Pine"
+    )
 
 
 def read_figures(text: str) -> tuple[str, ...]:

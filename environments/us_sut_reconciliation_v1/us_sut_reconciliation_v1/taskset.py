@@ -127,26 +127,32 @@ class UsSutTask(Credited, DurableKey, SingleReply, vf.Task[UsSutData, vf.State, 
 
 
 def holds(data: UsSutData) -> bool:
-    """Whether `data`'s prompt, read alone, states its key (what `validate` checks)."""
+    """Whether `data`'s prompt, read alone, states its key (what `validate` checks): the system
+    prompt is the one its own style, codes and credit give, the user prompt is the one what it
+    states renders (its header, ledger and worksheet alike), and the key follows from the ledger."""
     scope = prompt.read_scope(data.system_prompt)
     try:
         figures = prompt.read_figures(data.prompt_text)
         stated = prompt.system_prompt(scope.style, scope.codes, figures, scope.credit, scope.rows)
-        _, business_zip, ledger = prompt.read_ledger(data.prompt_text)
+        quarter, business_zip, ledger = prompt.read_ledger(data.prompt_text)
+        business = prompt.read_business(data.prompt_text, business_zip)
     except ValueError:
         return False
     offered = calculator.offered(data.system_prompt)[0]
-    if calculator.noted(data.prompt_text)[0] != offered:  # the worksheet's closing, or after the ledger
-        return False
-    stated = calculator.with_section(stated, offered)
-    if scope.rows and not data.prompt_text.endswith(
-        "\n\n" + prompt.worksheet(ledger, figures, business_zip, offered)
-    ):
+    shown = prompt.user_prompt(
+        business, business_zip, quarter, ledger, figures, scope.style, scope.rows, offered, dated(scope.codes)
+    )
+    if data.prompt_text != shown:
         return False
     rows = rules.row_taxes(ledger, business_zip) if scope.rows else {}
     return data.row_figures == rows and key_holds(
-        data, stated, data.figures, lambda text: key_of(text, scope.codes)
+        data, calculator.with_section(stated, offered), data.figures, lambda text: key_of(text, scope.codes)
     )
+
+
+def dated(codes: tuple[str, ...]) -> bool:
+    """Whether a worksheet under fault codes `codes` asks each row's date (`prompt.user_prompt`)."""
+    return rules.OUTSIDE_PERIOD in codes
 
 
 def key_of(text: str, codes: tuple[str, ...] = rules.FAULT_CODES) -> Key:
@@ -202,7 +208,7 @@ class UsSutConfig(TasksetConfig, MixKnobs):
     """Ask for every row's correct tax too, as a map {transaction_id: amount} under the answer key
     ``tax``; each row's entry is graded like a figure (under ``partial`` credit, one share) and
     counts only with the row listed in the faults exactly when it has a fault. Needs
-    prompt_style ``focused``."""
+    prompt_style ``focused`` and fault_codes among `worksheet.WORKSHEET_CODES`."""
     calculator: bool = False
     """Offer the calculator (`piv_core.runtime.calculator`): the system prompt ends on its section
     and the user prompt on a note asking for a reply of calls first (a worksheet's, in place of its
@@ -210,7 +216,7 @@ class UsSutConfig(TasksetConfig, MixKnobs):
     within the calls the section states; the last reply, which makes no call, is graded. Off (the
     default): one reply, no tool. It sets nothing else: ledgers, keys and scoring are unchanged."""
     level: Level = None
-    """A rung of `levels.RUNGS` (1 easiest, 8 hardest): sets num_rows, fault_rate, fault_codes
+    """A rung of `levels.RUNGS` (1 easiest, 10 hardest): sets num_rows, fault_rate, fault_codes
     and figures, and at the lowest rungs row_mix, prompt_style, figure_credit and row_figures. Unset: every
     knob as given. Task ids read ``us-sut-level<N>-...``."""
     seed: Annotated[int, integer()] = DEFAULT_SEED
@@ -231,10 +237,11 @@ class UsSutConfig(TasksetConfig, MixKnobs):
                 f"row_figures needs prompt_style 'focused', got {self.prompt_style!r}: the full prompt "
                 "asks for the return's figures only"
             )
-        if self.row_figures and not set(self.fault_codes) <= set(worksheet.COMPARED_CODES):
+        if self.row_figures and not set(self.fault_codes) <= set(worksheet.WORKSHEET_CODES):
             raise ValueError(
-                f"row_figures needs fault_codes among {list(worksheet.COMPARED_CODES)}, got "
-                f"{self.fault_codes}: each row's worksheet line decides its audit from the recorded tax alone"
+                f"row_figures needs fault_codes among {list(worksheet.WORKSHEET_CODES)}, got "
+                f"{self.fault_codes}: each row's worksheet line decides its audit from its recorded tax "
+                "and its date alone"
             )
         if not set(self.figures) & set(rules.GRADED_FIGURES):
             raise ValueError(
@@ -304,6 +311,7 @@ def make_task_data(config: UsSutConfig, idx: int) -> UsSutData:
             config.prompt_style,
             config.row_figures,
             config.calculator,
+            dated(codes),
         ),
         figures=key.figures,
         faults=fault_lists(key.faults),

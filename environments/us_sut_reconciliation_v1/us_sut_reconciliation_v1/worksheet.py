@@ -3,6 +3,7 @@ copy and complete, and the answer line (`worksheet`, laid out by `piv_core.ledge
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from decimal import Decimal
 
@@ -10,10 +11,11 @@ from piv_core.ledger_audit.grading import figure_of, verdict
 from piv_core.ledger_audit.grading import worksheet as ledger_worksheet
 from piv_core.runtime import calculator
 
-from us_sut_reconciliation_v1.ledger import EXEMPT, SALE, Row
+from us_sut_reconciliation_v1.ledger import EXEMPT, SALE, Quarter, Row
 from us_sut_reconciliation_v1.rules import (
     FIGURES,
     LOCAL_RATES,
+    OUTSIDE_PERIOD,
     STATE_RATE,
     TAX_MISCALCULATED,
     TAX_ON_EXEMPT_ITEM,
@@ -31,11 +33,23 @@ _SUMMED = {
     "use_tax_due": "the sum of the use tax due over the purchases",
     "net_remittance": "sales_tax_due + use_tax_due",
 }
-"""Each figure as a worksheet's answer line says to work it out (`worksheet`: no row is left out there)."""
+"""Each figure as a worksheet's answer line says to work it out when no row is left out of the return
+(with ``outside_period`` among the codes, over the rows dated inside the quarter: `_summed`)."""
 COMPARED_CODES = (TAX_ON_EXEMPT_ITEM, TAX_MISCALCULATED)
-"""The fault codes a sale's recorded tax against its correct tax decides alone: the only ones a
-task that asks for every row's correct tax may plant, so that each worksheet line's `verdict` is
-the whole of that row's audit (a purchase has none of them)."""
+"""The fault codes a sale's recorded tax against its correct tax decides alone (a purchase has none
+of them)."""
+WORKSHEET_CODES = (*COMPARED_CODES, OUTSIDE_PERIOD)
+"""The only codes a task that asks for every row's correct tax may plant: those a worksheet line
+decides, the two by the comparison and ``outside_period`` by the row's date against the quarter,
+so that each line's questions are the whole of that row's audit."""
+DATE = "the date"
+"""What a line's question on the row's date is about, as its faults name it (`verdict`)."""
+
+
+def _summed(name: str, dated: bool) -> str:
+    """How the answer line says to work figure `name` out; `dated`: over the rows dated inside the quarter."""
+    how = _SUMMED[name]
+    return re.sub(r" (sales|purchases)$", r" \1 dated inside the quarter", how) if dated else how
 
 
 def product(gross: Decimal, rate: str) -> str:
@@ -49,19 +63,35 @@ def product(gross: Decimal, rate: str) -> str:
 
 
 def worksheet(
-    rows: Sequence[Row], figures: Sequence[str], business_zip: str, calculator_offered: bool = False
+    rows: Sequence[Row],
+    figures: Sequence[str],
+    business_zip: str,
+    calculator_offered: bool = False,
+    quarter: Quarter | None = None,
 ) -> str:
     """The closing part of a user prompt that asks for every row's correct tax (`ROW_KEY`): one
     line per row to copy and complete (whether it is exempt, and for a taxable sale the rate of its
     delivery ZIP and the product's steps (`product`), then the comparison with the recorded tax and
-    the fault it gives), and the answer line with this ledger's transaction_ids in place."""
+    the fault it gives), and the answer line with this ledger's transaction_ids in place.
+
+    `quarter`, when the task's codes include ``outside_period``: each line opens on whether the
+    row's date is inside the quarter (a yes or no of its own, whose no is that code), and
+    sales_tax_due is the sum over the sales dated inside it (no addition line, which would name
+    them)."""
     lines = []
+    asked: tuple[tuple[str, str], ...] = ()
     for row in rows:
+        dated = ""
+        if quarter is not None:
+            span = f"{quarter.start.isoformat()} to {quarter.end.isoformat()}"
+            dated = f"Dated {row.date.isoformat()}: inside the quarter, {span}? <yes or no>. "
+            asked = ((DATE, OUTSIDE_PERIOD),)
         if row.kind != SALE:
             tax = f"the use tax due (PURCHASES, at the business ZIP {business_zip}'s rate) = <result>"
+            faults = f'<[] if yes, ["{OUTSIDE_PERIOD}"] if no>' if asked else "[]"
             lines.append(
-                f"{row.txn_id}: a purchase of {row.category}. Correct tax = {tax}. Recorded tax {row.tax} "
-                "is what the vendor charged, never audited. Faults: []"
+                f"{row.txn_id}: {dated}a purchase of {row.category}. Correct tax = {tax}. Recorded tax "
+                f"{row.tax} is what the vendor charged, never audited. Faults: {faults}"
             )
             continue
         if is_exempt(row):
@@ -80,12 +110,13 @@ def worksheet(
                 TAX_MISCALCULATED,
                 "<result>",
             )
-        check = verdict(f"recorded tax {row.tax}", figure, code, figure_of(ROW_KEY, row.txn_id))
-        lines.append(f"{row.txn_id}: {row.category} is {status}. {work} {check}")
-    asked = {name: _SUMMED[name] for name in FIGURES if name in figures}
+        check = verdict(f"recorded tax {row.tax}", figure, code, figure_of(ROW_KEY, row.txn_id), asked)
+        lines.append(f"{row.txn_id}: {dated}{row.category} is {status}. {work} {check}")
+    labels = {name: _summed(name, bool(asked)) for name in FIGURES if name in figures}
     stated = {row.txn_id: "0.00" for row in rows if row.kind == SALE and is_exempt(row)}
     sales = [row.txn_id for row in rows if row.kind == SALE]
-    sums = {"sales_tax_due": sales} if "sales_tax_due" in asked and len(sales) == len(rows) else {}
+    whole = "sales_tax_due" in labels and len(sales) == len(rows) and not asked
+    sums = {"sales_tax_due": sales} if whole else {}
     closing = calculator.USER_NOTE if calculator_offered else None
     txn_ids = [row.txn_id for row in rows]
-    return ledger_worksheet(lines, asked, ROW_KEY, txn_ids, ROW_KEY, stated, sums, closing)
+    return ledger_worksheet(lines, labels, ROW_KEY, txn_ids, ROW_KEY, stated, sums, closing)

@@ -127,7 +127,7 @@ def figure_of(name: str, txn_id: str) -> str:
     return f"{name} of {txn_id}"
 
 
-def verdict(recorded: str, figure: str, code: str, named: str) -> str:
+def verdict(recorded: str, figure: str, code: str, named: str, asked: Sequence[tuple[str, str]] = ()) -> str:
     """The end of a worksheet line (`worksheet`): the books' figure (`recorded`, e.g. ``recorded
     gst 4.40``) less the row's correct one (`figure`, e.g. ``<result>`` or ``0.00``) worked out as
     a difference; whether that difference is 0.00, asked as a question of its own (yes or no),
@@ -136,10 +136,17 @@ def verdict(recorded: str, figure: str, code: str, named: str) -> str:
     wrote ``[]`` beside a difference it had worked out as not 0.00); then the correct figure again
     under the name the answer line gives it (`named`, from `figure_of`), so that the last figure of
     a line is the one the answer line takes. A subtraction shows a swapped digit or a slip that a glance at
-    two figures misses."""
+    two figures misses. `asked`: the yes-or-no questions the line put before this one, each as (what
+    it is about, the code a no gives), e.g. ``("the date", "outside_period")``; the faults are then
+    the codes of every question answered no."""
+    if asked:
+        each = ", ".join(f'"{no}" for {about}' for about, no in (*asked, ("the difference", code)))
+        faults = f"<the list of the code of each answer that is no: {each}; [] if every answer is yes>"
+    else:
+        faults = f'<[] if yes, ["{code}"] if no>'
     return (
         f"Difference = {recorded} - {figure} = <difference>. Is the difference 0.00? <yes or no>. "
-        f'Faults: <[] if yes, ["{code}"] if no>. {named}: {figure}'
+        f"Faults: {faults}. {named}: {figure}"
     )
 
 
