@@ -79,13 +79,10 @@ def worksheet(
     sales_tax_due is the sum over the sales dated inside it (no addition line, which would name
     them)."""
     lines = []
-    asked: tuple[tuple[str, str], ...] = ()
+    asked = () if quarter is None else ((DATE, OUTSIDE_PERIOD),)
+    span = "" if quarter is None else f"{quarter.start.isoformat()} to {quarter.end.isoformat()}"
     for row in rows:
-        dated = ""
-        if quarter is not None:
-            span = f"{quarter.start.isoformat()} to {quarter.end.isoformat()}"
-            dated = f"Dated {row.date.isoformat()}: inside the quarter, {span}? <yes or no>. "
-            asked = ((DATE, OUTSIDE_PERIOD),)
+        dated = f"Dated {row.date.isoformat()}: inside the quarter, {span}? <yes or no>. " if asked else ""
         if row.kind != SALE:
             tax = f"the use tax due (PURCHASES, at the business ZIP {business_zip}'s rate) = <result>"
             faults = f'<[] if yes, ["{OUTSIDE_PERIOD}"] if no>' if asked else "[]"
