@@ -104,7 +104,7 @@ CONTRACTS = [
             ({"num_tasks": 0}, "num_tasks"),
             ({"num_tasks": 10**9}, "num_tasks"),
             ({"num_rowz": 30}, "num_rowz"),
-            ({"level": 10}, "level"),
+            ({"level": 11}, "level"),
             ({"fault_codes": ["no_such_code"]}, "fault_codes"),
             ({"figures": ["gross"]}, "figures"),
         ],
