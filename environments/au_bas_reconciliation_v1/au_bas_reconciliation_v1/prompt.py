@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import date
 from typing import NamedTuple
 
-from piv_core.ledger_audit.grading import figure_of, verdict
+from piv_core.ledger_audit.grading import LEFT_OUT, figure_of, verdict
 from piv_core.ledger_audit.grading import worksheet as ledger_worksheet
 from piv_core.runtime import calculator
 
@@ -216,7 +216,7 @@ def _focused(codes: Sequence[str], labels: Sequence[str], rows: bool = False) ->
     labels `labels` only, an invitation to work row by row, and an answer example without figures;
     `rows`: the answer holds every row's correct GST too (`ROW_KEY`)."""
     rules_of = [CODE_RULES[code] for code in FAULT_CODES if code in codes]
-    left_out = DUPLICATE_INVOICE in codes or OUTSIDE_PERIOD in codes
+    left_out = any(code in codes for code in LEFT_OUT)
     bas = [_LEAVE_OUT] if left_out else []
     for label in LABELS:
         if label in labels or (label in ("1A", "1B") and "net" in labels):

@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from piv_core.ledger_audit.grading import LEFT_OUT
 from piv_core.runtime import calculator
 
 from us_sut_reconciliation_v1.ledger import EXEMPT, TAXABLE, Quarter, Row, from_csv, to_csv
@@ -222,7 +223,7 @@ def _focused(codes: Sequence[str], figures: Sequence[str], rows: bool = False) -
         )
     start, end = _section(text, "FAULT CODES", "CORRECTED RETURN")
     lines = _code_lines(SYSTEM_PROMPT, codes)
-    left_out = DUPLICATE_INVOICE in codes or OUTSIDE_PERIOD in codes
+    left_out = [code for code in LEFT_OUT if code in codes]
     which = "code of this task is the one" if len(lines) == 1 else f"codes of this task are the {len(lines)}"
     purchase_codes = [c for c in (DUPLICATE_INVOICE, OUTSIDE_PERIOD, MISSING_EXEMPTION_CERT) if c in codes]
     only = (
@@ -257,8 +258,7 @@ def _focused(codes: Sequence[str], figures: Sequence[str], rows: bool = False) -
         name = line[2:].split(" ", 1)[0] if line.startswith("- ") else None
         if name == "Leave":
             if left_out:
-                named = " or ".join(code for code in (DUPLICATE_INVOICE, OUTSIDE_PERIOD) if code in codes)
-                kept.append(line.replace(f"{DUPLICATE_INVOICE} or {OUTSIDE_PERIOD}", named))
+                kept.append(line.replace(" or ".join(LEFT_OUT), " or ".join(left_out)))
         elif name is None or name in needed:
             kept.append(line if left_out else line.replace(" the remaining ", " the "))
     text = text[:start] + "\n".join(kept) + text[end:]

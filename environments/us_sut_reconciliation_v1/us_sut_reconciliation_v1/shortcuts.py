@@ -19,7 +19,7 @@ from decimal import Decimal
 from functools import lru_cache
 
 from piv_core.baseline.shortcuts import Glance, median_split, point_moved
-from piv_core.ledger_audit.grading import DUPLICATE_INVOICE, answer_text
+from piv_core.ledger_audit.grading import LEFT_OUT, answer_text
 
 from us_sut_reconciliation_v1 import grading, prompt
 from us_sut_reconciliation_v1.ledger import EXEMPT, SALE
@@ -29,8 +29,6 @@ from us_sut_reconciliation_v1.taskset import UsSutData
 WEIGHTS = {"return_correct": 0.6, "fault_audit": 0.4}
 """The task's reward weights (a test holds them equal to `UsSutTask`'s)."""
 _ZERO = Decimal("0.00")
-LEFT_OUT = frozenset((DUPLICATE_INVOICE, OUTSIDE_PERIOD))
-"""The codes whose rows a shortcut's figures leave out, as the rules leave them out of the return."""
 
 
 @lru_cache(maxsize=1024)
@@ -72,7 +70,7 @@ class UsSutSurface:
         self, task: UsSutData, figures: Mapping[str, Decimal], flags: Mapping[str, Sequence[str]]
     ) -> str:
         _, listed, asked, _, _, _ = _read(task.prompt_text, task.system_prompt)
-        rows = [row for row in listed if not set(flags.get(row.txn_id, ())) & LEFT_OUT]
+        rows = [row for row in listed if not any(code in LEFT_OUT for code in flags.get(row.txn_id, ()))]
         sales = [row for row in rows if row.kind == SALE]
         gross = sum((row.gross for row in sales), _ZERO)
         exempt = sum((row.gross for row in sales if row.category in EXEMPT or row.claimed), _ZERO)

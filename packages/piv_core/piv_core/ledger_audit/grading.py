@@ -36,6 +36,8 @@ from piv_core.parsing.money import format_cents, parse_cents
 
 DUPLICATE_INVOICE = "duplicate_invoice"
 OUTSIDE_PERIOD = "outside_period"
+LEFT_OUT = (DUPLICATE_INVOICE, OUTSIDE_PERIOD)
+"""The codes whose rows are keyed but left out of the figures (`audit_rows`)."""
 
 RowT = TypeVar("RowT", bound=Any)
 """A NamedTuple row with ``txn_id`` and ``invoice`` fields."""
@@ -73,7 +75,7 @@ def audit_rows(
         seen.add(row.invoice)
         if codes:
             faults[row.txn_id] = codes
-            if DUPLICATE_INVOICE in codes or OUTSIDE_PERIOD in codes:
+            if any(code in LEFT_OUT for code in codes):
                 continue
         kept.append((row, codes))
     return faults, kept
