@@ -21,6 +21,7 @@ Knobs: ``selectors`` (list; default the shipped ``bank_recon_001``; keyed ``trai
 
 import asyncio
 import dataclasses
+import datetime
 import hashlib
 import json
 from collections import OrderedDict
@@ -152,9 +153,20 @@ class LedgerTask(Rescorable, DurableKey, vf.Task[LedgerData, LedgerState, Ledger
         return metrics
 
     async def validate(self, runtime: vf.Runtime) -> bool:
-        """The golden ledger scores 1.0; the ledger as given scores below 1.0."""
-        key = key_of(self.data)
-        return score(golden_of(self.data), key).reward == 1.0 and score(key.original, key).reward < 1.0
+        """The prompts are the ones its rung renders from the files, the company its name gives and
+        the month it ends, character for character; the golden ledger scores 1.0 and the ledger as
+        given below 1.0."""
+        data = self.data
+        company, _, month = data.name.rpartition(" ")
+        try:
+            end = datetime.date.fromisoformat(data.period_end)
+            rendered = prompts_of(data.id or "", data.files, company, end)
+        except (KeyError, ValueError):
+            return False
+        if month != f"{end:%Y-%m}" or (data.system_prompt, data.prompt_text) != rendered:
+            return False
+        key = key_of(data)
+        return score(golden_of(data), key).reward == 1.0 and score(key.original, key).reward < 1.0
 
 
 SCORES_KEPT = 256
@@ -231,6 +243,24 @@ def data_of(selector: str, w: world.World) -> LedgerData:
     files = projected.files
     if problems := contract.envelope_problems(files):
         raise ValueError(f"{selector}: {'; '.join(problems)}")
+    system, user = prompts_of(selector, files, w.company, w.start)
+    return LedgerData(
+        id=selector,
+        public_id=public_id(files),
+        name=f"{w.company} {w.start:%Y-%m}",
+        system_prompt=system,
+        prompt=user,
+        files=files,
+        balances=projected.balances,
+        fixes=projected.fixes,
+        period_end=projected.period_end,
+    )
+
+
+def prompts_of(selector: str, files: dict[str, str], company: str, month: datetime.date) -> tuple[str, str]:
+    """The system and user prompts of `selector`'s rung for a world's files, its company and a day of
+    its month: the rung's prompt pair (`contract.PROMPTS`), the user one given the files quoted and the
+    statement view its rung shows (`contract.VIEWS`)."""
     prompt = ladder.prompt_of(selector)
     system, user = contract.PROMPTS[prompt]
     matched = (
@@ -238,18 +268,8 @@ def data_of(selector: str, w: world.World) -> LedgerData:
         if prompt in contract.VIEWS
         else ""
     )
-    return LedgerData(
-        id=selector,
-        public_id=public_id(files),
-        name=f"{w.company} {w.start:%Y-%m}",
-        system_prompt=system,
-        prompt=user.format(
-            company=w.company, month=f"{w.start:%B %Y}", files=contract.quoted_files(files), matched=matched
-        ),
-        files=files,
-        balances=projected.balances,
-        fixes=projected.fixes,
-        period_end=projected.period_end,
+    return system, user.format(
+        company=company, month=f"{month:%B %Y}", files=contract.quoted_files(files), matched=matched
     )
 
 

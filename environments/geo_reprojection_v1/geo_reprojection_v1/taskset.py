@@ -141,31 +141,27 @@ class GeoTask(Rescorable, DurableKey, SingleReply, vf.Task[GeoData, vf.State, Ge
         trace.info["grid"] = self.data.grid
 
     async def validate(self, runtime: vf.Runtime) -> bool:
-        """Re-derive every part's key from the prompt's numbers, round-trip it and check every point's
-        area; the prompt must state the parts' count and how they are scored."""
+        """The prompts are the ones the task's parts, scoring and knobs render, character for
+        character; every part's key is re-derived from the numbers the prompt states, round-tripped,
+        and every point's area checked."""
         data, config = self.data, merged_config(self.config, None, self.stated_knobs())
+        parts = data.parts
+        guided = prompt.guided(data.prompt_text)
+        rendered = prompt.task_prompt(
+            [(part.problem, part.tolerance) for part in parts],
+            data.scoring,
+            config.graded,
+            config.graded_halflife,
+            guided,
+            config.graded_per_coordinate,
+        )
+        if data.system_prompt != prompt.system_prompt(guided) or data.prompt_text != rendered:
+            return False
         try:
             stated = prompt.read_problems(data.prompt_text)
         except ValueError:
             return False
-        parts = data.parts
-        guided = prompt.guided(data.prompt_text)
-        expected_scoring = (
-            prompt.scoring_line(
-                len(parts), data.scoring, config.graded, config.graded_halflife, config.graded_per_coordinate
-            )
-            if len(parts) > 1 or guided
-            else None
-        )
-        if (
-            data.system_prompt != prompt.system_prompt(guided)
-            or len(stated) != len(parts)
-            or prompt.stated_scoring(data.prompt_text) != expected_scoring
-            or (
-                guided
-                and not data.prompt_text.endswith("\n\n" + prompt.guide_line([p.problem for p in parts]))
-            )
-        ):
+        if len(stated) != len(parts):
             return False
         texts = prompt.part_texts(data.prompt_text)
         return all(
