@@ -1,11 +1,11 @@
 """Every character a task's prompts show is one `validate` renders again, so no text a model reads can
 disagree with the key unnoticed: changing any one of them fails `validate`.
 
-- Tax tasks: the user prompt outside its ledger block and its business's name (the quarter's dates in
-  the header, the place, the count of rows, the figures asked, a worksheet line, the closing sentence),
-  rendered from what the prompt states. The business's name is free text that enters neither the key
-  nor the rules; a change inside the ledger block is a different ledger, which `validate` holds to its
-  key (each environment's own tests).
+- Tax tasks: the system prompt whole, and the user prompt outside its ledger block and its business's
+  name (the quarter's dates in the header, the place, the count of rows, the figures asked, a worksheet
+  line, the closing sentence), rendered from what the prompt states. The business's name is free text
+  that enters neither the key nor the rules; a change inside the ledger block is a different ledger,
+  which `validate` holds to its key (each environment's own tests).
 - geo tasks: both prompts whole, rendered from the task's parts, scoring and knobs (the numbers the
   prompt states then give every part's key again).
 - beancount-ledger worlds: both prompts whole, the rung's prompts rendered from the world's files, its
@@ -75,6 +75,15 @@ def test_a_changed_character_outside_the_ledger_fails_validate(name, level):
                 level,
                 idx,
                 text[i - 20 : i + 20],
+            )
+        system = data.system_prompt
+        for i, changed in _changed(system, rng.sample(range(len(system)), 20)):
+            tampered = data.model_copy(update={"system_prompt": changed})
+            assert not asyncio.run(task_type(tampered).validate(None)), (
+                name,
+                level,
+                idx,
+                system[i - 20 : i + 20],
             )
 
 
