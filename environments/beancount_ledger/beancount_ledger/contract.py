@@ -4,10 +4,11 @@
 Every number a model is held to is defined in `limits`, stated in the prompt here and enters
 the digest; changing any of them (or the tool schemas as the MCP server publishes them, or the
 versions of the libraries that generate and carry those schemas, whose installed versions enter
-the digest) changes `episode_digest()`. Two tool surfaces are served (`tools.SURFACES`): the six
-tools with `SYSTEM_PROMPT`, and the low rungs' with the prompts of rungs 1 to 3 (built from the
-options of the view their user message shows, `VIEWS`) or rungs 4 and 5's, the view alone and the
-quoted files above it; one digest covers them all (each surface's schemas and prompts). So does a
+the digest) changes `episode_digest()`. Three tool surfaces are served (`tools.SURFACES`): the six
+tools with `SYSTEM_PROMPT`, correct_bank_line's with the prompts of rungs 1 to 3 (built from the options
+of the view their user message shows, `VIEWS`), and book_correction's with rungs 4 to 8's (the view
+alone, the quoted files above it, the files alone, then nothing quoted for one line booked wrongly and
+for three); one digest covers them all (each surface's schemas and prompts). So does a
 harness choice that changes what the model is sent: `episode_digest(replay_reasoning=False)` (prior
 turns' reasoning withheld from later requests) digests differently from the default, which replays
 it and keeps the digest it always had.
@@ -36,7 +37,7 @@ from beancount_ledger.limits import (
 
 GENERATOR_VERSION = 5
 SCORER_CONTRACT = 6
-EPISODE_CONTRACT = 13
+EPISODE_CONTRACT = 14
 
 
 def _episode_rules(writers: str) -> str:
@@ -71,13 +72,31 @@ following policy.md exactly. Check it with run_beancount, then call submit.
 {_episode_rules("write_ledger")}"""
 
 
-def _append_system(quoted: bool) -> str:
-    """The system prompt of the single-discrepancy rungs: the user message shows the side-by-side view,
-    and with `quoted` the files it is read from as well (`QUOTED`)."""
+def _append_system(quoted: bool, view: bool = True, lines: int = 1) -> str:
+    """The system prompt of the rungs served book_correction: `lines` statement lines booked wrongly
+    (one, or three), the user message showing the side-by-side view (`view`), the files it is read
+    from as given (`quoted`, `QUOTED`), both, or neither (the model reads the files)."""
     quotes = "; the user message quotes the first four as given" if quoted else ""
-    return f"""{OPENING} This month exactly one line of the bank statement is booked wrongly in \
-the ledger: missing from it, booked at the wrong amount, booked twice, booked to the wrong account, or booked again \
-although the prior period already holds it. Find that line and correct it, following policy.md exactly.
+    if view:
+        shown = "the user message lists them beside each line"
+    elif quoted:
+        shown = "the user message quotes the ledger and the statement"
+    else:
+        shown = "read_file returns ledger.beancount and bank_statement.csv"
+    if lines == 1:
+        which = "exactly one line of the bank statement is booked wrongly in the ledger: missing from it"
+        find, call = "Find that line and correct it", "Call book_correction once, for the line booked wrongly"
+    else:
+        which = (
+            f"exactly {_COUNTS[lines]} lines of the bank statement are booked wrongly in the ledger, each of "
+            "them missing from it"
+        )
+        find, call = (
+            "Find those lines and correct each of them",
+            "Call book_correction once for each line booked wrongly",
+        )
+    return f"""{OPENING} This month {which}, booked at the wrong amount, booked twice, booked to the wrong account, or booked again \
+although the prior period already holds it. {find}, following policy.md exactly.
 
 The workspace files (read_file returns each by its name{quotes}):
 - ledger.beancount: the books (the file the score reads);
@@ -88,9 +107,9 @@ The workspace files (read_file returns each by its name{quotes}):
 - manifest.md: this list, with sizes.
 
 How to work:
-1. For each statement line, find the ledger entries carrying `bank_ref: "<that line's ref>"` (the user message \
-lists them beside each line) and compare them with the line (date, amount, accounts).
-2. Call book_correction once, for the line booked wrongly: the line's ref, an amount, and the two accounts it \
+1. For each statement line, find the ledger entries carrying `bank_ref: "<that line's ref>"` ({shown}) \
+and compare them with the line (date, amount, accounts).
+2. {call}: the line's ref, an amount, and the two accounts it \
 moves between (the tool dates the transaction with the line's date). The correction is exactly the difference between what was booked and what should \
 have been booked: a line missing from the ledger is booked as the line itself; a line booked twice is \
 corrected by the opposite of one of its bookings. book_correction writes the transaction policy.md asks for \
@@ -100,6 +119,10 @@ and appends it to the ledger; write_ledger would replace the whole ledger instea
 Tools: read_file, book_correction, write_ledger, run_beancount, submit.
 
 {_episode_rules("write_ledger or book_correction")}"""
+
+
+_COUNTS = {3: "three"}
+"""How the prompts write the count of lines booked wrongly in a month with more than one."""
 
 
 _BY_DESCRIPTION = """the account such a line settles, by its description: DEPOSIT (a customer paying) \
@@ -179,8 +202,8 @@ VIEWS = {
     "append": {},
     "quoted": {},
 }
-"""The side-by-side view's options (`statement_view.side_by_side`) by prompt name: every prompt but
-``full`` shows the view."""
+"""The side-by-side view's options (`statement_view.side_by_side`) by prompt name: the prompts of rungs 1
+to 5 show the view; ``files``, ``read``, ``three`` and ``full`` do not."""
 
 USER_PROMPT = "Reconcile the books of {company} for {month} and deliver the corrected ledger."
 _APPEND_TASK = (
@@ -200,6 +223,18 @@ QUOTED_USER_PROMPT = (
 """Rung 5's user message: the files of `QUOTED` as given, then the side-by-side view."""
 
 
+FILES_USER_PROMPT = _APPEND_TASK + " The files as given:\n\n{files}"
+"""Rung 6's user message: the files of `QUOTED` as given, without the view."""
+_READ = " Read the ledger and the statement with read_file."
+READ_USER_PROMPT = _APPEND_TASK + _READ
+"""Rung 7's user message: the task alone; the files are read with read_file."""
+THREE_USER_PROMPT = (
+    "Reconcile the books of {company} for {month}: find the three bank statement lines booked wrongly and "
+    "book the correction of each with book_correction." + _READ
+)
+"""Rung 8's user message: rung 7's for a month with three lines booked wrongly."""
+
+
 def quoted_files(files: dict[str, str]) -> str:
     """The files of `QUOTED`, each under a line naming it, as rung 5's user message quotes them."""
     return "\n".join(f"===== {name} =====\n{files[name].rstrip(chr(10))}\n" for name in QUOTED)
@@ -214,6 +249,9 @@ PROMPTS = {
     "full": (SYSTEM_PROMPT, USER_PROMPT),
     "append": (_append_system(quoted=False), APPEND_USER_PROMPT),
     "quoted": (_append_system(quoted=True), QUOTED_USER_PROMPT),
+    "files": (_append_system(quoted=True, view=False), FILES_USER_PROMPT),
+    "read": (_append_system(quoted=False, view=False), READ_USER_PROMPT),
+    "three": (_append_system(quoted=False, view=False, lines=3), THREE_USER_PROMPT),
     **{
         name: (_flagged_system(*_shown(name)), _flagged_user(*_shown(name)))
         for name in ("named", "settled", "flagged")
@@ -312,7 +350,8 @@ def episode_digest(replay_reasoning: bool = REPLAY_REASONING) -> dict[str, objec
         # book_correction since 7, dated from the statement and rung 1's prompts since 8, the prompts
         # of the views with settled accounts and a named line since 9, the view alone for the
         # single-discrepancy month since 10, rungs 1 to 3 served correct_bank_line in its place
-        # since 11, and their third kind, a line booked at another amount, since 12).
+        # since 11, and their third kind, a line booked at another amount, since 12; the single-discrepancy
+        # month's files quoted without the view, then read, and a month of three lines, since 14).
         "surfaces": {
             name: {"tools": tool_schemas(surface), "system_prompt": system, "user_prompt": user}
             for name, (system, user) in PROMPTS.items()

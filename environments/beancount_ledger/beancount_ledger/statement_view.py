@@ -7,7 +7,7 @@ booked once at another amount than the statement's marked as such (rungs 1 to 3,
 correct is the one the view marks, whatever its kind), the account each line settles by its
 description, as the policy names it (rungs 1 and 2), and the line to correct named at the end (rung 1).
 Rungs 1 to 4's user message is this view; rung 5's shows it plain under the quoted files, so that the
-comparison is one line at a time.
+comparison is one line at a time; from rung 6 up the model compares the files itself.
 """
 
 from __future__ import annotations

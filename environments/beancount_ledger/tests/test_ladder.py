@@ -50,20 +50,21 @@ def test_rungs_grow_in_discrepancies_and_length():
     worlds = {k: [keys.resolve(f"dev:{n}:level{k}") for n in range(40)] for k in LEVELS}
     plants = {k: {len(w.plants) for w in ws} for k, ws in worlds.items()}
     assert plants == {
-        **{k: {1} for k in (1, 2, 3, 4, 5)},
-        6: {3},
-        7: {len(world.PLANT_KINDS)},
-        8: {len(world.HARD_KINDS)},
+        **{k: {1} for k in (1, 2, 3, 4, 5, 6, 7)},
+        8: {3},
+        9: {3},
+        10: {len(world.PLANT_KINDS)},
+        11: {len(world.HARD_KINDS)},
     }
-    # Rungs 1 to 5 draw their single kind per world: rungs 1 to 3 (one world, three prompts) a line
-    # not booked, booked twice or booked at a wrong amount, rungs 4 and 5 (one world, two prompts)
-    # every standard kind.
+    # Rungs 1 to 7 draw their single kind per world: rungs 1 to 3 (one world, three prompts) a line
+    # not booked, booked twice or booked at a wrong amount, rungs 4 to 7 (one world, four prompts)
+    # every standard kind; rungs 8 and 9 (one world, two surfaces) three of them.
     flagged = {"missing", "duplicate", "wrong_amount"}
     assert all({w.plants[0].kind for w in worlds[k]} == flagged for k in (1, 2, 3))
-    assert all({w.plants[0].kind for w in worlds[k]} == set(world.PLANT_KINDS) for k in (4, 5))
-    assert all(not w.hard for k in LEVELS[:-1] for w in worlds[k]) and all(w.hard for w in worlds[8])
+    assert all({w.plants[0].kind for w in worlds[k]} == set(world.PLANT_KINDS) for k in (4, 5, 6, 7))
+    assert all(not w.hard for k in LEVELS[:-1] for w in worlds[k]) and all(w.hard for w in worlds[11])
     size = {k: sum(len(w.booked) for w in ws) for k, ws in worlds.items()}
-    assert size[4] < size[7] < size[8] and size[1] < size[7] and size[5] < size[7] and size[6] < size[7]
+    assert all(size[k] < size[10] < size[11] for k in range(1, 10))
 
 
 def test_rung_one_books_every_other_line_once_at_its_amount():
@@ -101,11 +102,11 @@ def test_unset_level_serves_the_selectors_own_worlds(dev_worlds):
 @pytest.mark.parametrize(
     ("config", "words"),
     [
-        ({"selectors": ["dev:1"], "level": 0}, "level must be between 1 and 8, got 0"),
-        ({"selectors": ["dev:1"], "level": 9}, "level must be between 1 and 8, got 9"),
+        ({"selectors": ["dev:1"], "level": 0}, "level must be between 1 and 11, got 0"),
+        ({"selectors": ["dev:1"], "level": 12}, "level must be between 1 and 11, got 12"),
         ({"selectors": ["train:2:hard"], "level": 2}, "':hard' names its own profile"),
         ({"selectors": ["dev:2:level1"], "level": 2}, "already names level 1"),
-        ({"selectors": ["dev:2:level9"]}, "level must be between 1 and 8, got 9"),
+        ({"selectors": ["dev:2:level12"]}, "level must be between 1 and 11, got 12"),
     ],
 )
 def test_bad_combinations_fail_naming_the_knob(dev_worlds, config, words):
@@ -142,8 +143,8 @@ def test_a_levelled_selector_needs_its_own_manifest_record(no_operator, monkeypa
 
 
 def test_the_preflight_certifies_levels_on_request(monkeypatch):
-    assert preflight.levels("1-8") == LEVELS and preflight.levels("3,1") == [1, 3]
-    for bad in ("9", "x", "0-2"):
+    assert preflight.levels("1-11") == LEVELS and preflight.levels("3,1") == [1, 3]
+    for bad in ("12", "x", "0-2"):
         with pytest.raises(Exception, match="--levels"):
             preflight.levels(bad)
     selectors = preflight.population(1, 1, 0, [1, 8], 2)
@@ -180,12 +181,13 @@ def test_a_levelled_release_through_both_phases_of_the_preflight(no_operator, mo
 
 
 def test_the_low_rungs_are_served_their_own_prompts_and_tools(dev_worlds):
-    """Rungs 1 to 5: their own tools (rungs 1 to 3 correct_bank_line's surface, rungs 4 and 5
+    """Rungs 1 to 8: their own tools (rungs 1 to 3 correct_bank_line's surface, rungs 4 to 8
     book_correction's), each with its own prompt (rungs 1 to 4 the side-by-side view alone, with the
     account each line settles at rungs 1 and 2 and the line to correct named at rung 1; rung 5 the
-    quoted files above the view); every other world the six tools and the common prompt; one server
-    serves one surface, so mixing worlds of two surfaces fails at load, while the rungs of one share
-    a server."""
+    quoted files above the view; rung 6 the quoted files alone; rungs 7 and 8 the task alone, for one
+    line booked wrongly and for three); every other world the six tools and the common prompt; one
+    server serves one surface, so mixing worlds of two surfaces fails at load, while the rungs of one
+    share a server."""
     for level, name in ((1, "named"), (2, "settled"), (3, "flagged")):
         data, w = make_task_data(f"dev:0:level{level}"), keys.resolve(f"dev:0:level{level}")
         ledger, statement = data.files["ledger.beancount"], data.files["bank_statement.csv"]
@@ -212,22 +214,45 @@ def test_the_low_rungs_are_served_their_own_prompts_and_tools(dev_worlds):
     assert five.prompt == contract.QUOTED_USER_PROMPT.format(
         company=w.company, month=month, files=files, matched=matched
     )
-    # The quoted files are the files as given, whole, and only rung 5 quotes them.
-    assert all(f"===== {name} =====\n{five.files[name]}" in five.prompt for name in contract.QUOTED)
-    assert not any(f"===== {name} =====" in four.prompt for name in contract.QUOTED)
-    assert ("quotes the first four" in five.system_prompt) and ("quotes" not in four.system_prompt)
-    for selector in ("dev:0", "dev:0:level6", "dev:0:level7", "dev:0:level8", "bank_recon_001"):
+    # Rungs 6 and 7 serve that world too: the quoted files without the view, then nothing quoted.
+    six, seven = make_task_data("dev:0:level6"), make_task_data("dev:0:level7")
+    assert six.files == seven.files == four.files
+    assert six.prompt == contract.FILES_USER_PROMPT.format(company=w.company, month=month, files=files)
+    assert seven.prompt == contract.READ_USER_PROMPT.format(company=w.company, month=month)
+    assert (six.system_prompt, seven.system_prompt) == (
+        contract.PROMPTS["files"][0],
+        contract.PROMPTS["read"][0],
+    )
+    # The quoted files are the files as given, whole, and only rungs 5 and 6 quote them; only rungs 1
+    # to 5 show the view.
+    for quoting in (five, six):
+        assert all(f"===== {name} =====\n{quoting.files[name]}" in quoting.prompt for name in contract.QUOTED)
+    assert not any(
+        f"===== {name} =====" in other.prompt for other in (four, seven) for name in contract.QUOTED
+    )
+    assert all("quotes the first four" in q.system_prompt for q in (five, six))
+    assert not any("quotes" in other.system_prompt for other in (four, seven))
+    assert all(": booked once: " not in other.prompt for other in (six, seven))
+    # Rung 8: rung 7's prompts for a month with three lines booked wrongly, the world rung 9 serves
+    # with the six tools.
+    eight, nine = make_task_data("dev:0:level8"), make_task_data("dev:0:level9")
+    w8 = keys.resolve("dev:0:level8")
+    assert eight.files == nine.files and len(eight.fixes) == 3
+    assert eight.prompt == contract.THREE_USER_PROMPT.format(company=w8.company, month=f"{w8.start:%B %Y}")
+    assert (
+        eight.system_prompt == contract.PROMPTS["three"][0] and "exactly three lines" in eight.system_prompt
+    )
+    for selector in ("dev:0", "dev:0:level9", "dev:0:level10", "dev:0:level11", "bank_recon_001"):
         assert make_task_data(selector).system_prompt == contract.SYSTEM_PROMPT, selector
     # Every rule the common prompt states, the low rungs' prompts state too, each naming the tools
     # served beside it (the writers among them in the rule of what is scored).
     rules = contract.SYSTEM_PROMPT.split("Episode rules:")[1]
-    served = {ladder.RUNGS[level]["prompt"]: ladder.RUNGS[level]["tools"] for level in (1, 2, 3, 4, 5)}
+    served = {ladder.RUNGS[level]["prompt"]: ladder.RUNGS[level]["tools"] for level in range(1, 9)}
     assert served == {
         "named": "bank",
         "settled": "bank",
         "flagged": "bank",
-        "append": "append",
-        "quoted": "append",
+        **{name: "append" for name in ("append", "quoted", "files", "read", "three")},
     }
     writers = {"bank": "correct_bank_line", "append": "book_correction"}
     for name, surface in served.items():
@@ -244,8 +269,8 @@ def test_the_low_rungs_are_served_their_own_prompts_and_tools(dev_worlds):
     }
     assert {level: t.config.surface for level, (t,) in surfaces.items()} == {
         **{k: "bank" for k in (1, 2, 3)},
-        **{k: "append" for k in (4, 5)},
-        **{k: "full" for k in (6, 7, 8)},
+        **{k: "append" for k in (4, 5, 6, 7, 8)},
+        **{k: "full" for k in (9, 10, 11)},
     }
     (plain,) = LedgerTaskset.toolsets(LedgerConfig.model_construct(selectors=["dev:0", "bank_recon_001"]))
     assert plain.config.surface == "full"
@@ -253,8 +278,8 @@ def test_the_low_rungs_are_served_their_own_prompts_and_tools(dev_worlds):
     assert names == {name: sorted(published) for name, published in tools.SURFACES.items()}
     mixes = {
         ("dev:0:level1", "dev:1"): "level 1, 2, 3; every other world",
-        ("dev:0:level5", "dev:1:level6"): "level 4, 5; every other world",
-        ("dev:0:level3", "dev:1:level4"): "level 1, 2, 3; level 4, 5",
+        ("dev:0:level8", "dev:1:level9"): "level 4, 5, 6, 7, 8; every other world",
+        ("dev:0:level3", "dev:1:level4"): "level 1, 2, 3; level 4, 5, 6, 7, 8",
     }
     for mixed, groups in mixes.items():
         with pytest.raises(
@@ -264,7 +289,7 @@ def test_the_low_rungs_are_served_their_own_prompts_and_tools(dev_worlds):
     # The rungs of one surface share a server (asked of the ladder: an installed copy refuses dev
     # worlds at load).
     assert ladder.surface(["dev:0:level1", "dev:1:level2", "dev:2:level3"]) == "bank"
-    assert ladder.surface(["dev:1:level4", "dev:1:level5"]) == "append"
+    assert ladder.surface([f"dev:1:level{k}" for k in (4, 5, 6, 7, 8)]) == "append"
 
 
 @pytest.mark.parametrize(
