@@ -58,6 +58,19 @@ def _shown(text: str, name_end: str) -> list[int]:
     return [i for i in range(len(text)) if not (name_from <= i < name_to or block_from <= i < block_to)]
 
 
+def _assert_each_change_fails(task_type, data, field: str, positions: list[int], *label) -> None:
+    """Every copy of `data` with one character of its `field` (``prompt`` or ``system_prompt``)
+    changed, at each of `positions`, fails `validate`."""
+    text = _texts(data)[field]
+    for i in positions:
+        tampered = data.model_copy(update={field: text[:i] + _other(text[i]) + text[i + 1 :]})
+        assert not asyncio.run(task_type(tampered).validate(None)), (*label, field, text[i - 20 : i + 20])
+
+
+def _texts(data) -> dict[str, str]:
+    return {"prompt": data.prompt_text, "system_prompt": data.system_prompt}
+
+
 @pytest.mark.parametrize(("name", "level"), CASES)
 def test_a_changed_character_outside_the_ledger_fails_validate(name, level):
     config, make, task_type, _, name_end = ENVIRONMENTS[name]
@@ -65,32 +78,10 @@ def test_a_changed_character_outside_the_ledger_fails_validate(name, level):
     for idx in range(3):
         data = make(config(level=level, split="eval"), idx)
         assert asyncio.run(task_type(data).validate(None))
-        text = data.prompt_text
-        positions = _shown(text, name_end)
-        for i in rng.sample(positions, 60):
-            changed = text[:i] + _other(text[i]) + text[i + 1 :]
-            tampered = data.model_copy(update={"prompt": changed})
-            assert not asyncio.run(task_type(tampered).validate(None)), (
-                name,
-                level,
-                idx,
-                text[i - 20 : i + 20],
-            )
-        system = data.system_prompt
-        for i, changed in _changed(system, rng.sample(range(len(system)), 20)):
-            tampered = data.model_copy(update={"system_prompt": changed})
-            assert not asyncio.run(task_type(tampered).validate(None)), (
-                name,
-                level,
-                idx,
-                system[i - 20 : i + 20],
-            )
-
-
-def _changed(text: str, positions: list[int]):
-    """`text` with one character changed at each of `positions`, one copy a position."""
-    for i in positions:
-        yield i, text[:i] + _other(text[i]) + text[i + 1 :]
+        shown = rng.sample(_shown(data.prompt_text, name_end), 60)
+        _assert_each_change_fails(task_type, data, "prompt", shown, name, level, idx)
+        system = rng.sample(range(len(data.system_prompt)), 20)
+        _assert_each_change_fails(task_type, data, "system_prompt", system, name, level, idx)
 
 
 @pytest.mark.parametrize("level", [None, *sorted(GEO_RUNGS)])
@@ -100,15 +91,9 @@ def test_a_changed_character_of_a_geo_prompt_fails_validate(level):
     for idx in range(3):
         data = geo_taskset.make_task_data(config, idx)
         assert asyncio.run(geo_taskset.GeoTask(data).validate(None))
-        for field, text in (("prompt", data.prompt_text), ("system_prompt", data.system_prompt)):
-            for i, changed in _changed(text, rng.sample(range(len(text)), 40)):
-                tampered = data.model_copy(update={field: changed})
-                assert not asyncio.run(geo_taskset.GeoTask(tampered).validate(None)), (
-                    level,
-                    idx,
-                    field,
-                    text[i - 20 : i + 20],
-                )
+        for field, text in _texts(data).items():
+            positions = rng.sample(range(len(text)), 40)
+            _assert_each_change_fails(geo_taskset.GeoTask, data, field, positions, level, idx)
 
 
 @pytest.mark.parametrize("level", [None, *sorted(ledger_ladder.RUNGS)])
@@ -118,14 +103,9 @@ def test_a_changed_character_of_a_ledger_prompt_fails_validate(level):
         selector = f"dev:{world}" if level is None else f"dev:{world}:level{level}"
         data = ledger_taskset.make_task_data(selector)
         assert asyncio.run(ledger_taskset.LedgerTask(data).validate(None))
-        for field, text in (("prompt", data.prompt_text), ("system_prompt", data.system_prompt)):
-            for i, changed in _changed(text, rng.sample(range(len(text)), 40)):
-                tampered = data.model_copy(update={field: changed})
-                assert not asyncio.run(ledger_taskset.LedgerTask(tampered).validate(None)), (
-                    selector,
-                    field,
-                    text[i - 20 : i + 20],
-                )
+        for field, text in _texts(data).items():
+            positions = rng.sample(range(len(text)), 40)
+            _assert_each_change_fails(ledger_taskset.LedgerTask, data, field, positions, selector)
         other_month = data.name[:-2] + ("02" if data.name.endswith("01") else "01")
         for update in ({"name": "Another Company " + data.name[-7:]}, {"name": other_month}):
             assert not asyncio.run(ledger_taskset.LedgerTask(data.model_copy(update=update)).validate(None))
