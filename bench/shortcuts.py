@@ -6,13 +6,17 @@ on a fifth of the tasks: its fit is a search over every printed number of every 
 
     uv run python bench/shortcuts.py                       # every rung of the three environments
     uv run python bench/shortcuts.py --env geo-reprojection-v1 --levels 1,2,3 --fit 60 --test 200
+    uv run python bench/shortcuts.py --env us-sut-reconciliation-v1 --levels 6 --knobs '{"fault_rate": 0.25}'
 
-Prints one markdown table per environment.
+`--knobs` (tax environments) measures a rung that is not in the table: each rung of `--levels` with
+those knobs changed, what a candidate rung would pay before it is added. Prints one markdown table
+per environment.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import time
 
@@ -43,12 +47,14 @@ def main() -> None:
     parser.add_argument("--fit", type=int, default=60, help="train tasks a table is fitted on")
     parser.add_argument("--test", type=int, default=200, help="eval tasks a table is judged on")
     parser.add_argument("--env", default="", help="one environment id (default: all three)")
+    parser.add_argument("--knobs", default="{}", help="JSON knobs changed on every rung (tax environments)")
     args = parser.parse_args()
+    knobs = json.loads(args.knobs)
     levels = [int(x) for x in args.levels.split(",")] if args.levels else None
     for env_id, (surface, config, make, baselines, rungs) in _environments().items():
         if args.env and args.env != env_id:
             continue
-        print(f"\n### {env_id}\n")
+        print(f"\n### {env_id}" + (f", each rung with {json.dumps(knobs)}" if knobs else "") + "\n")
         print("| rung | best shortcut | its features | degenerate (best) | noisy 0 / 0.1 / 0.3 / 0.5 | s |")
         print("|---|---|---|---|---|---|")
         last_focused = max(level for level, knobs in rungs.items() if knobs["prompt_style"] == "focused")
@@ -56,8 +62,9 @@ def main() -> None:
             start = time.perf_counter()
             near = level <= last_focused + 1  # the short ledgers: the whole sample, pairs of features
             shrink = 1 if near else 4
-            fit = [make(config(level=level), i) for i in range(args.fit // shrink)]
-            test = [make(config(level=level, split="eval"), i) for i in range(args.test // shrink)]
+            rung = {**rungs[level], **knobs}
+            fit = [make(config(**rung), i) for i in range(args.fit // shrink)]
+            test = [make(config(**rung, split="eval"), i) for i in range(args.test // shrink)]
             found = search(surface, fit, test, depth=2 if near else 1)
             noisy = []
             for p in (0.0, 0.1, 0.3, 0.5):
@@ -81,7 +88,7 @@ def main() -> None:
                 f"| {' / '.join(f'{v:.3f}' for v in noisy)} | {time.perf_counter() - start:.0f} |",
                 flush=True,
             )
-    if args.env in ("", "geo-reprojection-v1"):
+    if args.env in ("", "geo-reprojection-v1") and not knobs:
         _geo(levels, args.fit // 5, args.test // 5)
 
 
