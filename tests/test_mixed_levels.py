@@ -111,7 +111,7 @@ def test_a_knob_given_with_a_mix_must_agree_with_every_rung():
 def test_a_mix_too_big_to_hold_fails_naming_the_knob():
     with pytest.raises(ValidationError, match="tasks_per_level must be <= .* with levels="):
         taskset_config_type("us-sut-reconciliation-v1")(
-            id="us-sut-reconciliation-v1", levels=[1, 8, 9, 10], tasks_per_level=10_000
+            id="us-sut-reconciliation-v1", levels=[1, 9, 10, 11], tasks_per_level=10_000
         )
 
 

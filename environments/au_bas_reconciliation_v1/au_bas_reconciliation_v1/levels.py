@@ -13,9 +13,12 @@ and asks for 1A; rung 2 lets the price be any (``sales``); rung 3 doubles the ro
 4 makes some of them purchases (``sales_and_purchases``), whose GST is worked out and audited alike
 but is no part of 1A;
 rung 5 asks for the labels that follow from the rows' correct GST (1A, 1B the purchases' correct
-GST, and net = 1A - 1B; its worksheet adds up 1B as it does 1A). Rung 6 is the first under the full
-prompt; rung 7 is the default configuration, and rungs 8 and 9 are longer ledgers at higher fault
-rates. Every rung sets every knob the ladder uses, so a level is always the same task.
+GST, and net = 1A - 1B; its worksheet adds up 1B as it does 1A). Rung 6 is rung 5 without the
+worksheet (``worksheet`` false): the user prompt asks for one line per row first, as a focused prompt
+without per-row figures does, and the answer and its score are rung 5's, so a flag still counts only
+beside its row's correct GST. Rung 7 is the first under the full prompt; rung 8 is the default
+configuration, and rungs 9 and 10 are longer ledgers at higher fault rates. Every rung sets every
+knob the ladder uses, so a level is always the same task.
 """
 
 from __future__ import annotations
@@ -48,26 +51,30 @@ FOCUSED_SALES = {
     "row_figures": True,
 }
 """Rung 2; rungs 1, 3, 4 and 5 change its knobs one at a time."""
+WORKED_NET = {**FOCUSED_SALES, "num_transactions": 8, "row_mix": "sales_and_purchases", "labels": NET_LABELS}
+"""Rung 5, the last with the worksheet; rung 6 is the same without it."""
 
 RUNGS = {
     1: {**FOCUSED_SALES, "row_mix": "round_sales"},
     2: dict(FOCUSED_SALES),
     3: {**FOCUSED_SALES, "num_transactions": 8},
     4: {**FOCUSED_SALES, "num_transactions": 8, "row_mix": "sales_and_purchases"},
-    5: {**FOCUSED_SALES, "num_transactions": 8, "row_mix": "sales_and_purchases", "labels": NET_LABELS},
-    6: {
+    5: dict(WORKED_NET),
+    6: {**WORKED_NET, "worksheet": False},
+    7: {
         "num_transactions": 12,
         "fault_rate": 0.25,
         "fault_codes": [GST_ON_GST_FREE, GST_MISCALCULATED, DUPLICATE_INVOICE, OUTSIDE_PERIOD],
         "labels": ALL_LABELS,
     },
-    7: {"num_transactions": 24, "fault_rate": 0.25, "fault_codes": ALL_CODES, "labels": ALL_LABELS},
-    8: {"num_transactions": 60, "fault_rate": 0.35, "fault_codes": ALL_CODES, "labels": ALL_LABELS},
-    9: {"num_transactions": 150, "fault_rate": 0.5, "fault_codes": ALL_CODES, "labels": ALL_LABELS},
+    8: {"num_transactions": 24, "fault_rate": 0.25, "fault_codes": ALL_CODES, "labels": ALL_LABELS},
+    9: {"num_transactions": 60, "fault_rate": 0.35, "fault_codes": ALL_CODES, "labels": ALL_LABELS},
+    10: {"num_transactions": 150, "fault_rate": 0.5, "fault_codes": ALL_CODES, "labels": ALL_LABELS},
 }
-for _rung in RUNGS.values():  # the rungs above 5 are the full task: every knob the ladder sets is set
+for _rung in RUNGS.values():  # the rungs above 6 are the full task: every knob the ladder sets is set
     _rung.setdefault("row_mix", "mixed")
     _rung.setdefault("prompt_style", "full")
     _rung.setdefault("figure_credit", "all_or_nothing")
     _rung.setdefault("row_figures", False)
+    _rung.setdefault("worksheet", True)
 check_rungs(RUNGS)

@@ -324,12 +324,13 @@ def user_prompt(
     style: str = FULL,
     per_row: bool = False,
     calculator_offered: bool = False,
+    sheet_served: bool = True,
 ) -> str:
     """The task: the business, the quarter, which labels to report (when not all four) and the
     ledger; under a focused system prompt, a closing line asking for the working first, or with
-    `per_row` (every row's correct GST asked) the `worksheet` to complete."""
+    `per_row` (every row's correct GST asked) and `sheet_served` the `worksheet` to complete."""
     asked = "" if tuple(labels) == LABELS else f"BAS labels to report: {', '.join(labels)} (only these)\n"
-    sheet = per_row and style == FOCUSED
+    sheet = per_row and style == FOCUSED and sheet_served
     closing = (
         f"\n\n{worksheet(rows, labels, calculator_offered) if sheet else WORK_FIRST}"
         if style == FOCUSED

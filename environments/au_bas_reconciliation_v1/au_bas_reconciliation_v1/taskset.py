@@ -131,8 +131,10 @@ def holds(data: AuBasData) -> bool:
         return False
     offered = calculator.offered(data.system_prompt)[0]
     business = prompt.read_business(data.prompt_text)
-    shown = prompt.user_prompt(business, quarter, ledger, labels, scope.style, scope.rows, offered)
-    if data.prompt_text != shown:
+    stated_parts = (business, quarter, ledger, labels, scope.style, scope.rows, offered)
+    # with per-row figures, the user prompt ends on the worksheet or on the request to work the rows first
+    shown = {prompt.user_prompt(*stated_parts, sheet) for sheet in (True, False)}
+    if data.prompt_text not in shown:
         return False
     rows = rules.row_gst(ledger) if scope.rows else {}
     return data.row_figures == rows and key_holds(
@@ -184,6 +186,10 @@ class AuBasConfig(TasksetConfig, MixKnobs):
     """Ask for every row's correct GST too, as a map {txn_id: amount} under the answer key
     ``gst``; each row's entry is graded like a label (under ``partial`` credit, one share of the
     figures). Needs prompt_style ``focused``."""
+    worksheet: bool = True
+    """With row_figures: end the user prompt on the worksheet of the rows to complete (the default),
+    or, False, on the request to write one line per row first, as a focused prompt without per-row
+    figures does; the answer, its per-row figures and its score are the same. False needs row_figures."""
     calculator: bool = False
     """Offer the calculator (`piv_core.runtime.calculator`): the system prompt ends on its section
     and the user prompt on a note asking for a reply of calls first (a worksheet's, in place of its
@@ -191,9 +197,9 @@ class AuBasConfig(TasksetConfig, MixKnobs):
     within the calls the section states; the last reply, which makes no call, is graded. Off (the
     default): one reply, no tool. It sets nothing else: ledgers, keys and scoring are unchanged."""
     level: Level = None
-    """A rung of `levels.RUNGS` (1 easiest, 9 hardest): sets num_transactions, fault_rate,
-    fault_codes and labels, and at the lowest rungs row_mix, prompt_style, figure_credit and row_figures.
-    Unset: every knob as given. Task ids read ``au-bas-level<N>-...``."""
+    """A rung of `levels.RUNGS` (1 easiest, 10 hardest): sets num_transactions, fault_rate,
+    fault_codes and labels, and at the lowest rungs row_mix, prompt_style, figure_credit, row_figures
+    and worksheet. Unset: every knob as given. Task ids read ``au-bas-level<N>-...``."""
     seed: Annotated[int, integer()] = DEFAULT_SEED
     """Generator seed; task i depends only on (split, seed, i) and the knobs above."""
     split: Split = "train"
@@ -210,6 +216,11 @@ class AuBasConfig(TasksetConfig, MixKnobs):
             raise ValueError(
                 f"row_figures needs prompt_style 'focused', got {self.prompt_style!r}: the full prompt "
                 "asks for the BAS labels only"
+            )
+        if not self.worksheet and not self.row_figures:
+            raise ValueError(
+                "worksheet=False needs row_figures, got row_figures=False: only a task asking "
+                "every row's GST has a worksheet"
             )
         if self.row_figures and not set(self.fault_codes) <= set(prompt.COMPARED_CODES):
             raise ValueError(
@@ -263,6 +274,7 @@ def make_task_data(config: AuBasConfig, idx: int) -> AuBasData:
             config.prompt_style,
             config.row_figures,
             config.calculator,
+            config.worksheet,
         ),
         bas=key.figures,
         faults=fault_lists(key.faults),

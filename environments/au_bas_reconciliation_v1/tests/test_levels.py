@@ -4,15 +4,17 @@ validates, and is the rung it says; unset, the taskset is the default one."""
 from __future__ import annotations
 
 import asyncio
+import random
 from pathlib import Path
 
 import pytest
-from au_bas_reconciliation_v1 import grading, prompt
+from au_bas_reconciliation_v1 import baselines, grading, prompt
 from au_bas_reconciliation_v1.ledger import PURCHASE, SALE
 from au_bas_reconciliation_v1.levels import RUNGS
 from au_bas_reconciliation_v1.prompt import read_ledger
 from au_bas_reconciliation_v1.rules import FAULT_CODES, GST_MISCALCULATED, GST_ON_GST_FREE, LABELS
 from au_bas_reconciliation_v1.taskset import AuBasConfig, AuBasTask, make_task_data
+from piv_core.baseline.shortcuts import conversation_of
 from piv_core.parsing.money import format_cents
 from piv_core.tasksets.ladder import rung_table
 from piv_core.testing import filled_from_key, score_reply
@@ -171,6 +173,27 @@ def test_rung_one_ends_on_a_worksheet_that_validate_rebuilds():
                 assert not _valid(AuBasTask(tampered)), (idx, old)
 
 
+def test_rung_six_is_rung_five_without_the_worksheet_and_scores_alike():
+    """Rung 6 serves rung 5's ledger, system prompt, key and per-row figures; its user prompt ends on
+    the request to work one line per row, as a focused prompt without per-row figures does; a reply
+    earns there what it earns at rung 5; and `validate` refuses such a task whose per-row figures are
+    missing."""
+    for idx in range(20):
+        worked, unworked = (make_task_data(AuBasConfig(level=level), idx) for level in (5, 6))
+        assert prompt.read_scope(unworked.system_prompt).rows
+        same = ("system_prompt", "bas", "faults", "row_figures")
+        assert [getattr(unworked, name) for name in same] == [getattr(worked, name) for name in same]
+        head = worked.prompt.split("```\n\n", 1)[0]
+        assert unworked.prompt == f"{head}```\n\n{prompt.WORK_FIRST}" and _valid(AuBasTask(unworked))
+        conversation = conversation_of(worked)
+        replies = [baselines.POLICIES[name](conversation) for name in ("oracle", "silent", "blanket")]
+        replies.append(baselines.noisy(conversation, 0.3, random.Random(idx)))
+        for reply in replies:
+            scored = [score_reply(AuBasTask(data), reply).reward for data in (worked, unworked)]
+            assert scored[0] == scored[1], (idx, reply)
+        assert not _valid(AuBasTask(unworked.model_copy(update={"row_figures": {}}))), idx
+
+
 def test_the_worksheets_answer_line_filled_from_the_key_scores_one_and_every_verdict_slot_counts():
     """The answer line as the worksheet writes it (every row listed, [] for a row with no fault)
     is read as the key: filled in right it scores 1.0; one row's faults left [] costs that row."""
@@ -184,10 +207,10 @@ def test_the_worksheets_answer_line_filled_from_the_key_scores_one_and_every_ver
         assert score_reply(task, missed).rewards["bas_correct"] == pytest.approx(share), missed
 
 
-def test_rungs_one_to_five_have_a_focused_prompt_and_the_others_the_full_one():
+def test_rungs_one_to_six_have_a_focused_prompt_and_the_others_the_full_one():
     for level in RUNGS:
         system = make_task_data(AuBasConfig(level=level), 0).system_prompt
-        assert (system == prompt.SYSTEM_PROMPT) == (level > 5), level
+        assert (system == prompt.SYSTEM_PROMPT) == (level > 6), level
 
 
 def test_a_prompt_asking_other_labels_than_the_key_fails_validate():
@@ -197,11 +220,11 @@ def test_a_prompt_asking_other_labels_than_the_key_fails_validate():
 
 
 def test_unset_level_is_the_default_stream_and_levels_have_their_own_ids():
-    default, level7 = AuBasConfig(), AuBasConfig(level=7)
+    default, level8 = AuBasConfig(), AuBasConfig(level=8)
     assert default.fault_codes == list(FAULT_CODES) and default.labels == list(LABELS)
-    plain, seven = make_task_data(default, 3), make_task_data(level7, 3)
-    assert plain.id == f"au-bas-{default.seed}-3" and seven.id == f"au-bas-level7-{default.seed}-3"
-    assert plain.model_copy(update={"id": seven.id, "level": 7}) == seven  # rung 7: the default configuration
+    plain, eight = make_task_data(default, 3), make_task_data(level8, 3)
+    assert plain.id == f"au-bas-{default.seed}-3" and eight.id == f"au-bas-level8-{default.seed}-3"
+    assert plain.model_copy(update={"id": eight.id, "level": 8}) == eight  # rung 8: the default configuration
     ids = {make_task_data(AuBasConfig(level=level), 0).id for level in RUNGS}
     assert len(ids) == len(RUNGS)
 
@@ -210,16 +233,17 @@ def test_the_ladder_climbs():
     sizes = [RUNGS[level]["num_transactions"] for level in sorted(RUNGS)]
     assert sizes == sorted(sizes) and sizes[0] == 4 and sizes[-1] > AuBasConfig().num_transactions
     assert RUNGS[1]["fault_codes"] == RUNGS[5]["fault_codes"] == [GST_ON_GST_FREE, GST_MISCALCULATED]
-    assert all(RUNGS[level]["row_figures"] for level in RUNGS if level <= 5)
-    assert not any(RUNGS[level]["row_figures"] for level in RUNGS if level > 5)
-    assert RUNGS[4]["labels"] == ["1A"] and RUNGS[5]["labels"] == ["1A", "1B", "net"]
-    assert RUNGS[6]["labels"] == list(LABELS)
+    assert all(RUNGS[level]["row_figures"] for level in RUNGS if level <= 6)
+    assert not any(RUNGS[level]["row_figures"] for level in RUNGS if level > 6)
+    assert [level for level in RUNGS if not RUNGS[level]["worksheet"]] == [6]
+    assert RUNGS[4]["labels"] == ["1A"] and RUNGS[5]["labels"] == RUNGS[6]["labels"] == ["1A", "1B", "net"]
+    assert RUNGS[7]["labels"] == list(LABELS)
     assert RUNGS[max(RUNGS)]["fault_rate"] > AuBasConfig().fault_rate
 
 
 def test_each_focused_rung_changes_one_knob_from_the_one_below():
-    changed = [{k for k, v in RUNGS[level].items() if RUNGS[level - 1][k] != v} for level in (2, 3, 4, 5)]
-    assert changed == [{"row_mix"}, {"num_transactions"}, {"row_mix"}, {"labels"}]
+    changed = [{k for k, v in RUNGS[level].items() if RUNGS[level - 1][k] != v} for level in (2, 3, 4, 5, 6)]
+    assert changed == [{"row_mix"}, {"num_transactions"}, {"row_mix"}, {"labels"}, {"worksheet"}]
     assert [RUNGS[level]["row_mix"] for level in (1, 2, 4)] == ["round_sales", "sales", "sales_and_purchases"]
     assert RUNGS[3]["num_transactions"] == 2 * RUNGS[2]["num_transactions"] == 8
 
@@ -227,8 +251,9 @@ def test_each_focused_rung_changes_one_knob_from_the_one_below():
 @pytest.mark.parametrize(
     ("knobs", "named"),
     [
-        ({"level": 0}, "level must be between 1 and 9"),
-        ({"level": 10}, "level must be between 1 and 9"),
+        ({"level": 0}, "level must be between 1 and 10"),
+        ({"level": 11}, "level must be between 1 and 10"),
+        ({"worksheet": False}, "worksheet=False needs row_figures"),
         ({"level": 1, "num_transactions": 30}, "num_transactions was given"),
         ({"fault_codes": []}, "fault_codes must be a non-empty list"),
         ({"fault_codes": ["gst_miscalculated", "made_up"]}, "fault_codes must be a non-empty list"),

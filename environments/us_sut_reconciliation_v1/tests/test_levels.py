@@ -151,20 +151,18 @@ def test_a_prompt_asking_other_figures_than_the_key_fails_validate():
     assert not _valid(UsSutTask(task.data.model_copy(update={"prompt": text})))
 
 
-def test_rungs_one_to_six_have_a_focused_prompt_and_the_others_the_full_one():
+def test_rungs_one_to_seven_have_a_focused_prompt_and_the_others_the_full_one():
     for level in RUNGS:
         system = make_task_data(UsSutConfig(level=level), 0).system_prompt
-        assert (system == prompt.SYSTEM_PROMPT) == (level > 6), level
+        assert (system == prompt.SYSTEM_PROMPT) == (level > 7), level
 
 
 def test_unset_level_is_the_default_set_and_levels_have_their_own_ids():
-    default, level8 = UsSutConfig(), UsSutConfig(level=8)
+    default, level9 = UsSutConfig(), UsSutConfig(level=9)
     assert default.fault_codes == list(FAULT_CODES) and default.figures == list(FIGURES)
-    plain, eight = make_task_data(default, 3), make_task_data(level8, 3)
-    assert plain.id == f"us-sut-{default.seed}-3" and eight.id == f"us-sut-level8-{default.seed}-3"
-    assert (
-        plain.model_copy(update={"id": eight.id, "level": 8}) == eight
-    )  # rung 8 is the default configuration
+    plain, nine = make_task_data(default, 3), make_task_data(level9, 3)
+    assert plain.id == f"us-sut-{default.seed}-3" and nine.id == f"us-sut-level9-{default.seed}-3"
+    assert plain.model_copy(update={"id": nine.id, "level": 9}) == nine  # rung 9 is the default configuration
     assert len({make_task_data(UsSutConfig(level=level), 0).id for level in RUNGS}) == len(RUNGS)
 
 
@@ -181,8 +179,8 @@ def test_the_ladder_climbs():
 
 
 def test_each_focused_rung_changes_one_knob_from_the_one_below():
-    changed = [{k for k, v in RUNGS[level].items() if RUNGS[level - 1][k] != v} for level in (2, 3, 4, 5, 6)]
-    assert changed == [{"row_mix"}] * 4 + [{"fault_codes"}]
+    changed = [{k for k, v in RUNGS[level].items() if RUNGS[level - 1][k] != v} for level in range(2, 8)]
+    assert changed == [{"row_mix"}] * 4 + [{"fault_codes"}, {"worksheet"}]
     mixes = [RUNGS[level]["row_mix"] for level in (1, 2, 3, 4, 5)]
     assert mixes == ["round_home_sales", "dollar_home_sales", "home_sales", "tenth_rate_sales", "sales"]
 
@@ -190,7 +188,8 @@ def test_each_focused_rung_changes_one_knob_from_the_one_below():
 @pytest.mark.parametrize(
     ("knobs", "named"),
     [
-        ({"level": 0}, "level must be between 1 and 10"),
+        ({"level": 0}, "level must be between 1 and 11"),
+        ({"worksheet": False}, "worksheet=False needs row_figures"),
         ({"level": 1, "num_rows": 30}, "num_rows was given"),
         ({"fault_codes": ["nexus"]}, "fault_codes must be a non-empty list"),
         ({"figures": []}, "figures must be a non-empty list"),
@@ -257,6 +256,28 @@ def test_a_products_step_is_exact_and_multiplies_no_figure_of_more_than_two_deci
             continue
         part, _, rate = text.partition(" x ")
         assert rate == "8.25" and Decimal(part) * 100 == gross and len(part.partition(".")[2]) == 2, text
+
+
+def test_rung_seven_is_rung_six_without_the_worksheet_and_scores_alike():
+    """Rung 7 serves rung 6's ledger, system prompt, key and per-row figures; its user prompt ends on
+    the request to work one line per row, as a focused prompt without per-row figures does; a reply
+    earns there what it earns at rung 6; and `validate` refuses such a task whose per-row figures are
+    missing."""
+    for idx in range(20):
+        worked, unworked = (make_task_data(UsSutConfig(level=level), idx) for level in (6, 7))
+        assert prompt.read_scope(unworked.system_prompt).rows
+        same = ("system_prompt", "figures", "faults", "row_figures")
+        assert [getattr(unworked, name) for name in same] == [getattr(worked, name) for name in same]
+        head = worked.prompt.split("```\n\n", 1)[0]
+        assert unworked.prompt == f"{head}```\n\n{prompt.WORK_FIRST}" and _valid(UsSutTask(unworked))
+        texts = {"system": worked.system_prompt, "user": worked.prompt}
+        conversation = Conversation([{"role": role, "content": text} for role, text in texts.items()], [])
+        replies = [baselines.POLICIES[name](conversation) for name in ("oracle", "gross-only", "blanket")]
+        replies.append(baselines.noisy(conversation, 0.3, random.Random(idx)))
+        for reply in replies:
+            scored = [score_reply(UsSutTask(data), reply).reward for data in (worked, unworked)]
+            assert scored[0] == scored[1], (idx, reply)
+        assert not _valid(UsSutTask(unworked.model_copy(update={"row_figures": {}}))), idx
 
 
 def test_rung_six_dates_some_faulty_sales_outside_the_quarter_and_asks_each_rows_date(reply):

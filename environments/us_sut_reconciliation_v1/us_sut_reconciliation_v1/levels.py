@@ -13,9 +13,12 @@ whole number of dollars (``dollar_home_sales``); rung 3 at any price (``home_sal
 delivers to the ZIPs whose rate has at most one decimal (``tenth_rate_sales``); rung 5 to any ZIP
 (``sales``); rung 6 adds a third code, ``outside_period``: three faulty sales in ten are dated
 outside the quarter, four in five of them with their category's fault as well, and each worksheet line opens
-on whether the row's date is inside the quarter. Rung 7 is the first under the full prompt; rung 8
-is the default configuration, and rungs 9 and 10 are longer ledgers at higher fault rates.
-Every rung sets every knob the ladder uses, so a level is always the same task.
+on whether the row's date is inside the quarter. Rung 7 is rung 6 without the worksheet
+(``worksheet`` false): the user prompt asks for one line per row first, as a focused prompt without
+per-row figures does, and the answer and its score are rung 6's, so a flag still counts only beside
+its row's correct tax. Rung 8 is the first under the full prompt; rung 9 is the default
+configuration, and rungs 10 and 11 are longer ledgers at higher fault rates. Every rung sets every
+knob the ladder uses, so a level is always the same task.
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ FOCUSED_SALES = {
     "row_figures": True,
 }
 """Rung 5; rungs 1 to 4 change its row mix, rung 6 its fault codes."""
+DATED_SALES = {**FOCUSED_SALES, "fault_codes": [TAX_ON_EXEMPT_ITEM, TAX_MISCALCULATED, OUTSIDE_PERIOD]}
+"""Rung 6, the last with the worksheet; rung 7 is the same without it."""
 
 RUNGS = {
     1: {**FOCUSED_SALES, "row_mix": "round_home_sales"},
@@ -53,8 +58,9 @@ RUNGS = {
     3: {**FOCUSED_SALES, "row_mix": "home_sales"},
     4: {**FOCUSED_SALES, "row_mix": "tenth_rate_sales"},
     5: dict(FOCUSED_SALES),
-    6: {**FOCUSED_SALES, "fault_codes": [TAX_ON_EXEMPT_ITEM, TAX_MISCALCULATED, OUTSIDE_PERIOD]},
-    7: {
+    6: dict(DATED_SALES),
+    7: {**DATED_SALES, "worksheet": False},
+    8: {
         "num_rows": 20,
         "fault_rate": 0.25,
         "fault_codes": [
@@ -66,13 +72,14 @@ RUNGS = {
         ],
         "figures": ALL_FIGURES,
     },
-    8: {"num_rows": 30, "fault_rate": 0.25, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
-    9: {"num_rows": 80, "fault_rate": 0.35, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
-    10: {"num_rows": 200, "fault_rate": 0.5, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
+    9: {"num_rows": 30, "fault_rate": 0.25, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
+    10: {"num_rows": 80, "fault_rate": 0.35, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
+    11: {"num_rows": 200, "fault_rate": 0.5, "fault_codes": ALL_CODES, "figures": ALL_FIGURES},
 }
-for _rung in RUNGS.values():  # the rungs above 6 are the full task: every knob the ladder sets is set
+for _rung in RUNGS.values():  # the rungs above 7 are the full task: every knob the ladder sets is set
     _rung.setdefault("row_mix", "mixed")
     _rung.setdefault("prompt_style", "full")
     _rung.setdefault("figure_credit", "all_or_nothing")
     _rung.setdefault("row_figures", False)
+    _rung.setdefault("worksheet", True)
 check_rungs(RUNGS)

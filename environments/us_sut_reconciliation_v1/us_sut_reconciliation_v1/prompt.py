@@ -354,14 +354,16 @@ def user_prompt(
     per_row: bool = False,
     calculator_offered: bool = False,
     dated: bool = False,
+    sheet_served: bool = True,
 ) -> str:
     """The task: the business, its ZIP, the quarter, which figures to report (when not all six),
     the ledger; under a focused system prompt, a closing line asking for the working first, or
-    with `per_row` (every row's correct tax asked) the `worksheet` to complete, whose lines ask
-    each row's date against the quarter when `dated` (``outside_period`` among the task's codes)."""
+    with `per_row` (every row's correct tax asked) and `sheet_served` the `worksheet` to complete,
+    whose lines ask each row's date against the quarter when `dated` (``outside_period`` among the
+    task's codes)."""
     place = LOCAL_RATES[business_zip][0]
     asked = "" if tuple(figures) == FIGURES else f"Figures to report: {', '.join(figures)} (only these)\n"
-    sheet = per_row and style == FOCUSED
+    sheet = per_row and style == FOCUSED and sheet_served
     closing = (
         f"\n\n{worksheet(rows, figures, business_zip, calculator_offered, quarter if dated else None)}"
         if sheet

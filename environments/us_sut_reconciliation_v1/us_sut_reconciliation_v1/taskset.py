@@ -139,10 +139,10 @@ def holds(data: UsSutData) -> bool:
     except ValueError:
         return False
     offered = calculator.offered(data.system_prompt)[0]
-    shown = prompt.user_prompt(
-        business, business_zip, quarter, ledger, figures, scope.style, scope.rows, offered, dated(scope.codes)
-    )
-    if data.prompt_text != shown:
+    stated_parts = (business, business_zip, quarter, ledger, figures, scope.style, scope.rows, offered)
+    # with per-row figures, the user prompt ends on the worksheet or on the request to work the rows first
+    shown = {prompt.user_prompt(*stated_parts, dated(scope.codes), sheet) for sheet in (True, False)}
+    if data.prompt_text not in shown:
         return False
     rows = rules.row_taxes(ledger, business_zip) if scope.rows else {}
     return data.row_figures == rows and key_holds(
@@ -209,6 +209,10 @@ class UsSutConfig(TasksetConfig, MixKnobs):
     ``tax``; each row's entry is graded like a figure (under ``partial`` credit, one share) and
     counts only with the row listed in the faults exactly when it has a fault. Needs
     prompt_style ``focused`` and fault_codes among `worksheet.WORKSHEET_CODES`."""
+    worksheet: bool = True
+    """With row_figures: end the user prompt on the worksheet of the rows to complete (the default),
+    or, False, on the request to write one line per row first, as a focused prompt without per-row
+    figures does; the answer, its per-row figures and its score are the same. False needs row_figures."""
     calculator: bool = False
     """Offer the calculator (`piv_core.runtime.calculator`): the system prompt ends on its section
     and the user prompt on a note asking for a reply of calls first (a worksheet's, in place of its
@@ -216,9 +220,9 @@ class UsSutConfig(TasksetConfig, MixKnobs):
     within the calls the section states; the last reply, which makes no call, is graded. Off (the
     default): one reply, no tool. It sets nothing else: ledgers, keys and scoring are unchanged."""
     level: Level = None
-    """A rung of `levels.RUNGS` (1 easiest, 10 hardest): sets num_rows, fault_rate, fault_codes
-    and figures, and at the lowest rungs row_mix, prompt_style, figure_credit and row_figures. Unset: every
-    knob as given. Task ids read ``us-sut-level<N>-...``."""
+    """A rung of `levels.RUNGS` (1 easiest, 11 hardest): sets num_rows, fault_rate, fault_codes
+    and figures, and at the lowest rungs row_mix, prompt_style, figure_credit, row_figures and
+    worksheet. Unset: every knob as given. Task ids read ``us-sut-level<N>-...``."""
     seed: Annotated[int, integer()] = DEFAULT_SEED
     """Generator seed; task i depends only on (split, seed, i) and the knobs above."""
     split: Split = "train"
@@ -236,6 +240,11 @@ class UsSutConfig(TasksetConfig, MixKnobs):
             raise ValueError(
                 f"row_figures needs prompt_style 'focused', got {self.prompt_style!r}: the full prompt "
                 "asks for the return's figures only"
+            )
+        if not self.worksheet and not self.row_figures:
+            raise ValueError(
+                "worksheet=False needs row_figures, got row_figures=False: only a task asking "
+                "every row's tax has a worksheet"
             )
         if self.row_figures and not set(self.fault_codes) <= set(worksheet.WORKSHEET_CODES):
             raise ValueError(
@@ -312,6 +321,7 @@ def make_task_data(config: UsSutConfig, idx: int) -> UsSutData:
             config.row_figures,
             config.calculator,
             dated(codes),
+            config.worksheet,
         ),
         figures=key.figures,
         faults=fault_lists(key.faults),
