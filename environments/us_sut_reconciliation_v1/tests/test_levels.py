@@ -258,28 +258,6 @@ def test_a_products_step_is_exact_and_multiplies_no_figure_of_more_than_two_deci
         assert rate == "8.25" and Decimal(part) * 100 == gross and len(part.partition(".")[2]) == 2, text
 
 
-def test_rung_seven_is_rung_six_without_the_worksheet_and_scores_alike():
-    """Rung 7 serves rung 6's ledger, system prompt, key and per-row figures; its user prompt ends on
-    the request to work one line per row, as a focused prompt without per-row figures does; a reply
-    earns there what it earns at rung 6; and `validate` refuses such a task whose per-row figures are
-    missing."""
-    for idx in range(20):
-        worked, unworked = (make_task_data(UsSutConfig(level=level), idx) for level in (6, 7))
-        assert prompt.read_scope(unworked.system_prompt).rows
-        same = ("system_prompt", "figures", "faults", "row_figures")
-        assert [getattr(unworked, name) for name in same] == [getattr(worked, name) for name in same]
-        head = worked.prompt.split("```\n\n", 1)[0]
-        assert unworked.prompt == f"{head}```\n\n{prompt.WORK_FIRST}" and _valid(UsSutTask(unworked))
-        texts = {"system": worked.system_prompt, "user": worked.prompt}
-        conversation = Conversation([{"role": role, "content": text} for role, text in texts.items()], [])
-        replies = [baselines.POLICIES[name](conversation) for name in ("oracle", "gross-only", "blanket")]
-        replies.append(baselines.noisy(conversation, 0.3, random.Random(idx)))
-        for reply in replies:
-            scored = [score_reply(UsSutTask(data), reply).reward for data in (worked, unworked)]
-            assert scored[0] == scored[1], (idx, reply)
-        assert not _valid(UsSutTask(unworked.model_copy(update={"row_figures": {}}))), idx
-
-
 def test_rung_six_dates_some_faulty_sales_outside_the_quarter_and_asks_each_rows_date(reply):
     """Rung 6 is rung 5 with ``outside_period``: three faulty sales in ten are dated outside the
     quarter, four in five of them with their category's fault too; each worksheet line asks the
