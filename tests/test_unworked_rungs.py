@@ -6,42 +6,34 @@ and `validate` accepts that close only beside the per-row figures the system pro
 from __future__ import annotations
 
 import asyncio
+import importlib
 import random
 from types import SimpleNamespace
 
 import pytest
-from au_bas_reconciliation_v1 import baselines as au_baselines
-from au_bas_reconciliation_v1 import levels as au_levels
-from au_bas_reconciliation_v1 import prompt as au_prompt
-from au_bas_reconciliation_v1 import taskset as au_taskset
 from piv_core.baseline.shortcuts import conversation_of
 from piv_core.testing import score_reply
-from us_sut_reconciliation_v1 import baselines as us_baselines
-from us_sut_reconciliation_v1 import levels as us_levels
-from us_sut_reconciliation_v1 import prompt as us_prompt
-from us_sut_reconciliation_v1 import taskset as us_taskset
+
+
+def _environment(package: str, prefix: str, key: str, naive: str) -> SimpleNamespace:
+    """A tax environment's ladder, tasks, prompt and baselines; `key` names its data's figures and
+    `naive` its naive policy."""
+    taskset = importlib.import_module(f"{package}.taskset")
+    return SimpleNamespace(
+        rungs=importlib.import_module(f"{package}.levels").RUNGS,
+        config=getattr(taskset, f"{prefix}Config"),
+        make=taskset.make_task_data,
+        task=getattr(taskset, f"{prefix}Task"),
+        prompt=importlib.import_module(f"{package}.prompt"),
+        baselines=importlib.import_module(f"{package}.baselines"),
+        key=key,
+        naive=naive,
+    )
+
 
 ENVIRONMENTS = {
-    "au-bas": SimpleNamespace(
-        rungs=au_levels.RUNGS,
-        config=au_taskset.AuBasConfig,
-        make=au_taskset.make_task_data,
-        task=au_taskset.AuBasTask,
-        prompt=au_prompt,
-        baselines=au_baselines,
-        key="bas",
-        naive="silent",
-    ),
-    "us-sut": SimpleNamespace(
-        rungs=us_levels.RUNGS,
-        config=us_taskset.UsSutConfig,
-        make=us_taskset.make_task_data,
-        task=us_taskset.UsSutTask,
-        prompt=us_prompt,
-        baselines=us_baselines,
-        key="figures",
-        naive="gross-only",
-    ),
+    "au-bas": _environment("au_bas_reconciliation_v1", "AuBas", "bas", "silent"),
+    "us-sut": _environment("us_sut_reconciliation_v1", "UsSut", "figures", "gross-only"),
 }
 
 
