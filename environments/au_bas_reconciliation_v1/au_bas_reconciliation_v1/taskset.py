@@ -132,8 +132,8 @@ def holds(data: AuBasData) -> bool:
     offered = calculator.offered(data.system_prompt)[0]
     business = prompt.read_business(data.prompt_text)
     stated_parts = (business, quarter, ledger, labels, scope.style, scope.rows, offered)
-    # with per-row figures, the user prompt ends on the worksheet or on the request to work the rows first
-    shown = {prompt.user_prompt(*stated_parts, sheet) for sheet in (True, False)}
+    closes = (True, False) if scope.rows else (True,)  # with per-row figures: the worksheet, or not
+    shown = {prompt.user_prompt(*stated_parts, sheet) for sheet in closes}
     if data.prompt_text not in shown:
         return False
     rows = rules.row_gst(ledger) if scope.rows else {}

@@ -140,8 +140,8 @@ def holds(data: UsSutData) -> bool:
         return False
     offered = calculator.offered(data.system_prompt)[0]
     stated_parts = (business, business_zip, quarter, ledger, figures, scope.style, scope.rows, offered)
-    # with per-row figures, the user prompt ends on the worksheet or on the request to work the rows first
-    shown = {prompt.user_prompt(*stated_parts, dated(scope.codes), sheet) for sheet in (True, False)}
+    closes = (True, False) if scope.rows else (True,)  # with per-row figures: the worksheet, or not
+    shown = {prompt.user_prompt(*stated_parts, dated(scope.codes), sheet) for sheet in closes}
     if data.prompt_text not in shown:
         return False
     rows = rules.row_taxes(ledger, business_zip) if scope.rows else {}
