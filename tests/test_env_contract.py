@@ -84,7 +84,7 @@ CONTRACTS = [
             ({"fault_rate": -0.1}, "fault_rate"),
             ({"fault_rate": float("nan")}, "fault_rate"),
             ({"num_transactionz": 30}, "num_transactionz"),
-            ({"level": 11}, "level"),
+            ({"level": 12}, "level"),
             ({"fault_codes": ["no_such_code"]}, "fault_codes"),
             ({"labels": []}, "labels"),
         ],

@@ -161,13 +161,15 @@ def test_at_the_sales_only_rungs_no_treatment_tells_a_faulty_row_and_no_rounding
     assert abs(shares[True] - shares[False]) < 0.1, shares
 
 
-def test_at_au_bas_rung_one_a_tenth_of_the_price_pays_no_more_than_a_surface_rule_may():
+@pytest.mark.parametrize("level", [1, 2])
+def test_at_au_bas_round_price_rungs_a_tenth_of_the_price_pays_no_more_than_a_surface_rule_may(level):
     """The commonest miscalculation used as the method (a tenth of each taxable price, cut to whole
     dollars, 0.00 on the others, each row flagged where the books differ) would be the right GST of a
-    whole-dollar price below $110; rung 1's prices start there (`ROUND_GST_DOLLARS`), so the rule
-    earns no more than a rule over surface features may (`FOCUSED_CEILING`)."""
+    whole-dollar price below $110; the prices of rungs 1 and 2 start there (`ROUND_GST_DOLLARS`), so
+    the rule earns no more than a rule over surface features may (`FOCUSED_CEILING`), whether the
+    faults are read from the figures (rung 1) or from the fault map (rung 2)."""
     env = ENVIRONMENTS["au-bas"]
-    tasks = _tasks(env, 1, "eval", 150)
+    tasks = _tasks(env, level, "eval", 150)
     total = 0.0
     for data in tasks:
         figures, flags = {}, {}

@@ -1,4 +1,4 @@
-"""The tax ladders' rung without the worksheet (au-bas 6, us-sut 7): the worksheet rung below it with
+"""The tax ladders' rung without the worksheet (au-bas 7, us-sut 7): the worksheet rung below it with
 only the user prompt's close changed, to the request to work one line per row first. Its system
 prompt, key and per-row figures are the worksheet rung's, so every answer earns the same at both,
 and `validate` accepts that close only beside the per-row figures the system prompt asks for."""

@@ -16,8 +16,9 @@ the user message a harness folded it into); a conversation with none gets all fi
 
 `noisy` (served as ``noisy-<p>``) is the oracle erring on each row independently with
 probability p: it takes a faulted row for clean (no codes, kept in the BAS, its recorded GST
-trusted) and gives a clean row a plausible wrong code (then treated as the code says), and
-works its labels out from its own treatment of the rows.
+trusted) and gives a clean row a plausible wrong code (then treated as the code says; where the
+faults are read from the figures, its figure a dollar off, which is how such a flag is written),
+and works its labels out from its own treatment of the rows.
 """
 
 from __future__ import annotations
@@ -72,12 +73,18 @@ def _asks_rows(conversation: Conversation) -> bool:
     return read_scope(_system_text(conversation)).rows
 
 
+def _from_figures(conversation: Conversation) -> bool:
+    """Whether the system prompt reads the faults from the per-row figures (no fault map asked)."""
+    return read_scope(_system_text(conversation)).from_figures
+
+
 def _solve(conversation: Conversation) -> str:
     text = conversation.user_text
     quarter, rows = read_ledger(text)
     key = reconcile(quarter, rows, stated_codes(conversation)).asking(read_labels(text))
     per_row = (ROW_KEY, row_gst(rows)) if _asks_rows(conversation) else None
-    return ORACLE_NOTE + answer_text(key.figures, key.faults, per_row)
+    faults = None if _from_figures(conversation) else key.faults
+    return ORACLE_NOTE + answer_text(key.figures, faults, per_row)
 
 
 def divisions(conversation: Conversation) -> list[dict[str, str]]:
@@ -104,12 +111,18 @@ def noisy(conversation: Conversation, p: float, rng: random.Random) -> str:
         rows, key.faults, p, rng, lambda row: sale_codes if row.kind == SALE else codes
     )
 
+    from_figures = _from_figures(conversation)
+    misflagged = {txn for txn in faults if txn not in key.faults} if from_figures else set()
+
     def gst_of(row: Row) -> Decimal:
-        return row.gst if row.txn_id in trusted else correct_gst(row)
+        if row.txn_id in trusted:
+            return row.gst
+        return correct_gst(row) + (Decimal("1.00") if row.txn_id in misflagged else 0)
 
     labels = totals(kept, gst_of)
     per_row = (ROW_KEY, {row.txn_id: gst_of(row) for row in rows}) if _asks_rows(conversation) else None
-    return ORACLE_NOTE + answer_text({label: labels[label] for label in read_labels(text)}, faults, per_row)
+    stated = {label: labels[label] for label in read_labels(text)}
+    return ORACLE_NOTE + answer_text(stated, None if from_figures else faults, per_row)
 
 
 def column_sums(conversation: Conversation) -> str:

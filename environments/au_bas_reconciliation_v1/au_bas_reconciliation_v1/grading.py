@@ -4,14 +4,16 @@ Reading and scoring are `piv_core.ledger_audit.grading`'s: the last ``<answer>``
 object whose ``faults`` is a fault map, or every score is 0 and ``parsed`` is 0; a label that
 is missing or not an exact cent amount is simply wrong. Every label the task asks for is graded
 (all four unless the `labels` knob names fewer), and so is every row's correct GST when the
-task asks for it (``row_figures``: the answer's ``gst`` map, one figure per row). Each trace
+task asks for it (``row_figures``: the answer's ``gst`` map, one figure per row); a task that
+reads the faults from those figures (``faults_from_figures``) asks no fault map, and its ``gst``
+map must be a JSON object for the reply to be parsed. Each trace
 also carries ``<label>_correct`` per label and ``precision_<code>``, ``recall_<code>``,
 ``keyed_<code>`` per fault code.
 """
 
 from __future__ import annotations
 
-from piv_core.ledger_audit.grading import Grade, Scheme
+from piv_core.ledger_audit.grading import Claims, Grade, Scheme
 
 from au_bas_reconciliation_v1.prompt import ROW_KEY
 from au_bas_reconciliation_v1.rules import FAULT_CODES, LABELS
@@ -40,8 +42,10 @@ def grade(
     faults: dict[str, list[str]],
     partial: bool = False,
     rows: dict[str, int] | None = None,
+    claims: Claims | None = None,
 ) -> Grade:
     """Score `reply` against the corrected BAS (cents by label), the per-row GST asked for
     (`rows`, by txn_id) and the fault key; `partial`: partial credit per figure (the
-    `figure_credit` knob's ``partial``)."""
-    return SCHEME.grade(reply, bas, faults, partial, rows)
+    `figure_credit` knob's ``partial``); `claims`: the faults are read from the per-row figures
+    (`rules.row_claims`), not a fault map."""
+    return SCHEME.grade(reply, bas, faults, partial, rows, claims)

@@ -92,10 +92,11 @@ _LABEL_RULES = {
 }
 _DENIED = ", except that a purchase flagged missing_abn_over_threshold contributes 0.00."
 _NOT_RECORDED = "The recorded gst column never enters the figures; only the correct GST does."
-_FORMAT_RULES = """- Figures may be JSON numbers or strings; "$" and thousands commas are ignored; they must be exact to the cent.
-- faults maps a txn_id, written exactly as in the ledger, to the list of its fault codes, written exactly as \
-above. List only rows that have faults; use {} when no row has one.
-- Only the last <answer> block in your reply is read; text outside it is ignored."""
+_FIGURES_RULE = '- Figures may be JSON numbers or strings; "$" and thousands commas are ignored; they must be exact to the cent.'
+_FAULTS_RULE = """- faults maps a txn_id, written exactly as in the ledger, to the list of its fault codes, written exactly as \
+above. List only rows that have faults; use {} when no row has one."""
+_LAST_RULE = "- Only the last <answer> block in your reply is read; text outside it is ignored."
+_FORMAT_RULES = f"{_FIGURES_RULE}\n{_FAULTS_RULE}\n{_LAST_RULE}"
 
 SYSTEM_PROMPT = f"""{_INTRO}
 
@@ -146,6 +147,26 @@ ROW_RULE = (
     "list a row that has no fault, as []: such a row counts as not listed."
 )
 """The answer-format rule of a task that asks for every row's correct GST."""
+CLAIMS_ROW_RULE = ROW_RULE.partition(" faults may also")[0]
+"""`ROW_RULE` of a task that asks no fault map."""
+CLAIMS_RULE = (
+    f"You do not list them: your {ROW_KEY} map reports them. A row whose entry in {ROW_KEY} differs from its "
+    "recorded gst is reported with the code of its category: gst_on_gst_free for a GST-free or input-taxed "
+    "row, gst_miscalculated for a taxable one. Their conditions:"
+)
+"""How a task that reads the faults from the per-row figures (`faults_from_figures`) says so, in
+place of asking for them."""
+CLAIMED_CODES = (GST_ON_GST_FREE, GST_MISCALCULATED)
+"""The codes `CLAIMS_RULE` names: such a task states exactly these."""
+CLAIMS_CREDIT_NOTE = f"""GRADING
+Only corrections score. The score is 0.6 x the figures part + 0.4 x the fault part.
+- Figures part: the share, of the labels asked and the rows that have a fault, of those you get right. A \
+label is right when exact to the cent; a row that has a fault is right when its entry in {ROW_KEY} is its \
+correct GST to the cent. A row without a fault is not part of that share.
+- Fault part: F1 of the rows your {ROW_KEY} entries report (an entry that differs from the row's recorded \
+gst) against the rows that have a fault, where a row counts as found only when its entry in {ROW_KEY} is its \
+correct GST; every row reported counts in the precision."""
+"""What a prompt that reads the faults from the per-row figures says under partial credit."""
 ROW_CREDIT_NOTE = f"""GRADING
 Only corrections score. The score is 0.6 x the figures part + 0.4 x the fault part.
 - Figures part: the share, of the labels asked and the rows that have a fault, of those you get right. A \
@@ -166,6 +187,11 @@ WORK_FIRST = (
     "Then add up the labels from those lines, and finish with the <answer> block."
 )
 """The closing line of a focused task's user prompt."""
+_WORKING_FIGURES = """HOW TO WORK
+Before the answer block, work through the ledger in plain text, one line per row: the row's txn_id, its \
+category, and its correct GST (for a taxable row, this row's own amount / 11, to the cent). Then add up each \
+label from those lines."""
+"""How a task that reads the faults from the per-row figures asks for the working."""
 
 
 def treatment_of(category: str) -> str:
@@ -186,12 +212,16 @@ task that asks for every row's correct GST may plant, so that each worksheet lin
 is the whole of that row's audit."""
 
 
-def worksheet(rows: Sequence[Row], labels: Sequence[str], calculator_offered: bool = False) -> str:
+def worksheet(
+    rows: Sequence[Row], labels: Sequence[str], calculator_offered: bool = False, from_figures: bool = False
+) -> str:
     """The closing part of a user prompt that asks for every row's correct GST (`ROW_KEY`): one
     line per row to copy and complete (its category's treatment stated, a taxable row's division
     written out with the result left open, then the comparison with the recorded gst and the
     fault it gives), a line adding up 1A over the sales and one adding up 1B over the purchases
-    (each where asked and there are such rows), and the answer line with this ledger's txn_ids in place."""
+    (each where asked and there are such rows), and the answer line with this ledger's txn_ids in place.
+    `from_figures` (the faults read from the figures): each row's line ends on its figure, with no
+    comparison, and the answer line has no fault map."""
     lines = []
     for row in rows:
         treatment = treatment_of(row.category)
@@ -199,7 +229,10 @@ def worksheet(rows: Sequence[Row], labels: Sequence[str], calculator_offered: bo
             work, code, figure = f"Correct GST = {row.amount} / 11 = <result>.", GST_MISCALCULATED, "<result>"
         else:
             work, code, figure = "Correct GST = 0.00.", GST_ON_GST_FREE, "0.00"
-        check = verdict(f"recorded gst {row.gst}", figure, code, figure_of(ROW_KEY, row.txn_id))
+        named = figure_of(ROW_KEY, row.txn_id)
+        check = (
+            f"{named}: {figure}" if from_figures else verdict(f"recorded gst {row.gst}", figure, code, named)
+        )
         lines.append(f"{row.txn_id}: {row.category} is {treatment}. {work} {check}")
     asked = {label: _SUMMED[label] for label in LABELS if label in labels}
     stated = {row.txn_id: "0.00" for row in rows if treatment_of(row.category) != "taxable"}
@@ -208,13 +241,18 @@ def worksheet(rows: Sequence[Row], labels: Sequence[str], calculator_offered: bo
     sums = {label: ids for label, ids in (("1A", sales), ("1B", purchases)) if label in asked and ids}
     closing = calculator.USER_NOTE if calculator_offered else None
     txn_ids = [row.txn_id for row in rows]
-    return ledger_worksheet(lines, asked, ROW_KEY, txn_ids, ROW_KEY, stated, sums, closing)
+    return ledger_worksheet(
+        lines, asked, ROW_KEY, txn_ids, ROW_KEY, stated, sums, closing, fault_map=not from_figures
+    )
 
 
-def _focused(codes: Sequence[str], labels: Sequence[str], rows: bool = False) -> str:
+def _focused(
+    codes: Sequence[str], labels: Sequence[str], rows: bool = False, from_figures: bool = False
+) -> str:
     """The system prompt of style ``focused``: the rules of the fault codes `codes` and of the
     labels `labels` only, an invitation to work row by row, and an answer example without figures;
-    `rows`: the answer holds every row's correct GST too (`ROW_KEY`)."""
+    `rows`: the answer holds every row's correct GST too (`ROW_KEY`); `from_figures` (with `rows`):
+    and no fault map, the faults being read from those figures (`CLAIMS_RULE`)."""
     rules_of = [CODE_RULES[code] for code in FAULT_CODES if code in codes]
     left_out = any(code in codes for code in LEFT_OUT)
     bas = [_LEAVE_OUT] if left_out else []
@@ -236,6 +274,18 @@ def _focused(codes: Sequence[str], labels: Sequence[str], rows: bool = False) ->
         if len(rules_of) == 1
         else f"codes of this task are the {len(rules_of)}"
     )
+    if from_figures:
+        check = CLAIMS_RULE
+        answer_keys, what = f"{' and '.join(keys.rsplit(', ', 1))}.", "figures and txn_ids"
+        answer_line, format_rules = example, f"{_FIGURES_RULE}\n{_LAST_RULE}\n{CLAIMS_ROW_RULE}"
+    else:
+        check = (
+            f"Check every row{', including rows that are left out of the BAS,' if left_out else ''} and report "
+            f"every code whose condition holds{' (a row can have several)' if len(rules_of) > 1 else ''}:"
+        )
+        answer_keys, what = f"{keys} and faults.", "figures, txn_ids and codes"
+        answer_line = f'{example}, "faults": {{"<txn_id>": ["<fault_code>"]}}'
+        format_rules = _FORMAT_RULES + (f"\n{ROW_RULE}" if rows else "")
     return f"""{_INTRO}
 
 {_COLUMNS}
@@ -245,26 +295,24 @@ def _focused(codes: Sequence[str], labels: Sequence[str], rows: bool = False) ->
 {_CORRECT_GST}
 
 FAULT CODES
-The only fault {which} below; no other code is reported. Check every \
-row{", including rows that are left out of the BAS," if left_out else ""} and report every \
-code whose condition holds{" (a row can have several)" if len(rules_of) > 1 else ""}:
+The only fault {which} below; no other code is reported. {check}
 {chr(10).join(rules_of)}
 
 CORRECTED BAS (dollars and cents, exact to the cent)
 {chr(10).join(bas)}
 {_NOT_RECORDED}
 
-{_WORKING}
+{_WORKING_FIGURES if from_figures else _WORKING}
 
 ANSWER FORMAT
-Finish with one <answer> block holding a JSON object with exactly these keys: {keys} and \
-faults. The block below shows its shape only: put this ledger's own figures, txn_ids and codes in \
+Finish with one <answer> block holding a JSON object with exactly these keys: {answer_keys} \
+The block below shows its shape only: put this ledger's own {what} in \
 place of the <...> placeholders. The <answer> and </answer> tags are required: a JSON object or \
 code block without them is not read.
 <answer>
-{{{example}, "faults": {{"<txn_id>": ["<fault_code>"]}}}}
+{{{answer_line}}}
 </answer>
-{_FORMAT_RULES}{chr(10) + ROW_RULE if rows else ""}"""
+{format_rules}"""
 
 
 def system_prompt(
@@ -273,30 +321,38 @@ def system_prompt(
     labels: Sequence[str] = LABELS,
     credit: str = ALL_OR_NOTHING,
     rows: bool = False,
+    from_figures: bool = False,
 ) -> str:
     """The system prompt of a task: `SYSTEM_PROMPT` itself at the default configuration.
 
     Style ``focused`` states only the fault codes `codes` (the ones the task can plant, no
     other ever holds there) and the labels `labels`; ``full`` states everything. Under partial
     credit (`credit` ``partial``) the prompt says how the figures are scored. `rows` (focused
-    only): the answer also holds every row's correct GST under `ROW_KEY`."""
+    only): the answer also holds every row's correct GST under `ROW_KEY`; `from_figures` (with
+    `rows`, partial credit and the `CLAIMED_CODES`): and no fault map, the faults being read from
+    those figures."""
     if style not in PROMPT_STYLES or credit not in FIGURE_CREDITS:
         raise ValueError(f"unknown prompt style {style!r} or figure credit {credit!r}")
     if rows and style != FOCUSED:
         raise ValueError("per-row figures need the focused prompt style")
-    text = SYSTEM_PROMPT if style == FULL else _focused(codes, labels, rows)
-    note = ROW_CREDIT_NOTE if rows else PARTIAL_CREDIT_NOTE
+    if from_figures and not (rows and credit == PARTIAL and set(codes) == set(CLAIMED_CODES)):
+        raise ValueError(
+            "faults read from the figures need per-row figures, partial credit and both compared codes"
+        )
+    text = SYSTEM_PROMPT if style == FULL else _focused(codes, labels, rows, from_figures)
+    note = CLAIMS_CREDIT_NOTE if from_figures else ROW_CREDIT_NOTE if rows else PARTIAL_CREDIT_NOTE
     return text + "\n\n" + note if credit == PARTIAL else text
 
 
 class PromptScope(NamedTuple):
-    """What a system prompt states: its style, the fault codes it lists, its figure credit, and
-    whether it asks for every row's correct GST."""
+    """What a system prompt states: its style, the fault codes it lists, its figure credit,
+    whether it asks for every row's correct GST, and whether it reads the faults from those."""
 
     style: str
     codes: tuple[str, ...]
     credit: str
     rows: bool = False
+    from_figures: bool = False
 
 
 def read_scope(system: str) -> PromptScope:
@@ -304,11 +360,13 @@ def read_scope(system: str) -> PromptScope:
     (read from the text, the calculator's section aside; `system_prompt` of them must give the same
     text back)."""
     system = calculator.offered(system)[1]
-    notes = ("\n\n" + PARTIAL_CREDIT_NOTE, "\n\n" + ROW_CREDIT_NOTE)
+    notes = tuple(f"\n\n{note}" for note in (PARTIAL_CREDIT_NOTE, ROW_CREDIT_NOTE, CLAIMS_CREDIT_NOTE))
     credit = PARTIAL if system.endswith(notes) else ALL_OR_NOTHING
     style = FULL if system.startswith(SYSTEM_PROMPT) else FOCUSED
     codes = tuple(code for code in FAULT_CODES if f"\n{CODE_RULES[code]}\n" in system)
-    return PromptScope(style, codes, credit, f"\n{ROW_RULE}" in system)
+    from_figures = f" {CLAIMS_RULE}\n" in system
+    rows = f"\n{ROW_RULE}" in system or (from_figures and f"\n{CLAIMS_ROW_RULE}" in system)
+    return PromptScope(style, codes, credit, rows, from_figures)
 
 
 _ASKED = re.compile(r"^BAS labels to report: (.+)$", re.MULTILINE)
@@ -325,14 +383,16 @@ def user_prompt(
     per_row: bool = False,
     calculator_offered: bool = False,
     sheet_served: bool = True,
+    from_figures: bool = False,
 ) -> str:
     """The task: the business, the quarter, which labels to report (when not all four) and the
     ledger; under a focused system prompt, a closing line asking for the working first, or with
-    `per_row` (every row's correct GST asked) and `sheet_served` the `worksheet` to complete."""
+    `per_row` (every row's correct GST asked) and `sheet_served` the `worksheet` to complete
+    (`from_figures`: the one of a task that reads the faults from the figures)."""
     asked = "" if tuple(labels) == LABELS else f"BAS labels to report: {', '.join(labels)} (only these)\n"
     sheet = per_row and style == FOCUSED and sheet_served
     closing = (
-        f"\n\n{worksheet(rows, labels, calculator_offered) if sheet else WORK_FIRST}"
+        f"\n\n{worksheet(rows, labels, calculator_offered, from_figures) if sheet else WORK_FIRST}"
         if style == FOCUSED
         else ""
     )

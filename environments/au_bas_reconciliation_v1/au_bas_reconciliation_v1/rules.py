@@ -51,6 +51,16 @@ def row_gst(rows: Iterable[Row]) -> dict[str, int]:
     return {row.txn_id: cents_of(correct_gst(row)) for row in rows}
 
 
+def row_claims(rows: Iterable[Row]) -> dict[str, tuple[int, str]]:
+    """What a changed figure reports of each row, for a task that reads the faults from the per-row
+    figures (`piv_core.ledger_audit.grading.Claims`): the recorded GST in cents, and the code of
+    its treatment (``gst_miscalculated`` taxable, ``gst_on_gst_free`` otherwise)."""
+    return {
+        row.txn_id: (cents_of(row.gst), GST_MISCALCULATED if row.category in _TAXABLE else GST_ON_GST_FREE)
+        for row in rows
+    }
+
+
 def row_faults(row: Row, quarter: Quarter, seen_invoices: set[str]) -> tuple[str, ...]:
     """Every fault code whose condition holds for `row` (`seen_invoices` = invoices listed above it)."""
     codes = ()

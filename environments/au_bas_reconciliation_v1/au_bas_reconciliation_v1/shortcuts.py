@@ -61,9 +61,9 @@ class AuBasSurface:
         labels = rules.totals([(row, ()) for row in rows], lambda row: figures[row.txn_id])
         asked = {label: labels[label] for label in asked_labels}
         per_row = (prompt.ROW_KEY, dict(figures)) if task.row_figures else None
-        return answer_text(asked, flags, per_row)
+        return answer_text(asked, flags if task.claims is None else None, per_row)
 
     def reward(self, task: AuBasData, reply: str) -> float:
         partial = _read(task.prompt_text, task.system_prompt)[3] == prompt.PARTIAL
-        grade = grading.grade(reply, task.bas, task.faults, partial, task.row_figures)
+        grade = grading.grade(reply, task.bas, task.faults, partial, task.row_figures, task.claims)
         return WEIGHTS["bas_correct"] * grade.figures_correct + WEIGHTS["fault_audit"] * grade.fault_audit

@@ -92,9 +92,14 @@ class AuBasTask(Credited, DurableKey, SingleReply, vf.Task[AuBasData, vf.State, 
         ``figure_credit`` overrides it for re-scoring, `piv_core.tasksets.rescoring`)."""
         return prompt.read_scope(self.data.system_prompt).credit
 
-    def _grade(self, trace: vf.Trace) -> Grade:
+    def _graded(self, trace: vf.Trace) -> tuple:
+        """What grading reads of a trace and the task: the reply, the key, the credit and how the
+        faults are read (`grading.grade`'s arguments)."""
         data = self.data
-        return grading.grade(trace.last_reply, data.bas, data.faults, self.partial(trace), data.row_figures)
+        return trace.last_reply, data.bas, data.faults, self.partial(trace), data.row_figures, data.claims
+
+    def _grade(self, trace: vf.Trace) -> Grade:
+        return grading.grade(*self._graded(trace))
 
     @vf.reward(weight=0.6)
     async def bas_correct(self, trace: vf.Trace) -> float:
@@ -106,10 +111,7 @@ class AuBasTask(Credited, DurableKey, SingleReply, vf.Task[AuBasData, vf.State, 
 
     @vf.metric
     async def audit(self, trace: vf.Trace) -> dict[str, float]:
-        data = self.data
-        return grading.SCHEME.metrics(
-            trace.last_reply, data.bas, data.faults, self.partial(trace), data.row_figures
-        )
+        return grading.SCHEME.metrics(*self._graded(trace))
 
     async def validate(self, runtime: vf.Runtime) -> bool:
         """Re-derive the key from the prompt alone and compare: the system prompt must be the one
@@ -125,20 +127,28 @@ def holds(data: AuBasData) -> bool:
     scope = prompt.read_scope(data.system_prompt)
     try:
         labels = prompt.read_labels(data.prompt_text)
-        stated = prompt.system_prompt(scope.style, scope.codes, labels, scope.credit, scope.rows)
+        stated = prompt.system_prompt(
+            scope.style, scope.codes, labels, scope.credit, scope.rows, scope.from_figures
+        )
         quarter, ledger = prompt.read_ledger(data.prompt_text)
     except ValueError:
         return False
     offered = calculator.offered(data.system_prompt)[0]
     business = prompt.read_business(data.prompt_text)
     stated_parts = (business, quarter, ledger, labels, scope.style, scope.rows, offered)
-    closes = (True, False) if scope.rows else (True,)  # with per-row figures: the worksheet, or not
-    shown = {prompt.user_prompt(*stated_parts, sheet) for sheet in closes}
+    # with per-row figures: the worksheet, or not (a task reading the faults from them has it)
+    closes = (True, False) if scope.rows and not scope.from_figures else (True,)
+    shown = {prompt.user_prompt(*stated_parts, sheet, scope.from_figures) for sheet in closes}
     if data.prompt_text not in shown:
         return False
     rows = rules.row_gst(ledger) if scope.rows else {}
-    return data.row_figures == rows and key_holds(
-        data, calculator.with_section(stated, offered), data.bas, lambda text: key_of(text, scope.codes)
+    claims = rules.row_claims(ledger) if scope.from_figures else None
+    return (
+        data.row_figures == rows
+        and data.claims == claims
+        and key_holds(
+            data, calculator.with_section(stated, offered), data.bas, lambda text: key_of(text, scope.codes)
+        )
     )
 
 
@@ -190,6 +200,12 @@ class AuBasConfig(TasksetConfig, MixKnobs):
     """With row_figures: end the user prompt on the worksheet of the rows to complete (the default),
     or, False, on the request to write one line per row first, as a focused prompt without per-row
     figures does; the answer, its per-row figures and its score are the same. False needs row_figures."""
+    faults_from_figures: bool = False
+    """With row_figures: read the faults from the per-row figures instead of asking for them. The
+    answer holds no fault map; a row whose ``gst`` entry differs from its recorded gst is reported
+    with its treatment's code (``gst_miscalculated`` taxable, ``gst_on_gst_free`` otherwise), and
+    the score is otherwise the same, each flag still counting only beside its row's correct GST.
+    Needs row_figures with the worksheet, partial figure credit and fault_codes exactly those two."""
     calculator: bool = False
     """Offer the calculator (`piv_core.runtime.calculator`): the system prompt ends on its section
     and the user prompt on a note asking for a reply of calls first (a worksheet's, in place of its
@@ -221,6 +237,19 @@ class AuBasConfig(TasksetConfig, MixKnobs):
             raise ValueError(
                 "worksheet=False needs row_figures, got row_figures=False: only a task asking "
                 "every row's GST has a worksheet"
+            )
+        if self.faults_from_figures and not (
+            self.row_figures
+            and self.worksheet
+            and self.figure_credit == "partial"
+            and sorted(self.fault_codes) == sorted(prompt.CLAIMED_CODES)
+        ):
+            raise ValueError(
+                "faults_from_figures needs row_figures and worksheet true, figure_credit 'partial' and "
+                f"fault_codes {list(prompt.CLAIMED_CODES)}, got row_figures={self.row_figures}, "
+                f"worksheet={self.worksheet}, figure_credit={self.figure_credit!r}, "
+                f"fault_codes={self.fault_codes}: "
+                "a changed row reports the code of its treatment, on the worksheet's rows"
             )
         if self.row_figures and not set(self.fault_codes) <= set(prompt.COMPARED_CODES):
             raise ValueError(
@@ -255,6 +284,7 @@ def make_task_data(config: AuBasConfig, idx: int) -> AuBasData:
             config.labels,
             config.figure_credit,
             config.row_figures,
+            config.faults_from_figures,
         ),
         config.calculator,
     )
@@ -275,10 +305,12 @@ def make_task_data(config: AuBasConfig, idx: int) -> AuBasData:
             config.row_figures,
             config.calculator,
             config.worksheet,
+            config.faults_from_figures,
         ),
         bas=key.figures,
         faults=fault_lists(key.faults),
         row_figures=rules.row_gst(ledger.rows) if config.row_figures else {},
+        claims=rules.row_claims(ledger.rows) if config.faults_from_figures else None,
     )
 
 

@@ -4,6 +4,7 @@ validates, and is the rung it says; unset, the taskset is the default one."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from au_bas_reconciliation_v1.levels import RUNGS
 from au_bas_reconciliation_v1.prompt import read_ledger
 from au_bas_reconciliation_v1.rules import FAULT_CODES, GST_MISCALCULATED, GST_ON_GST_FREE, LABELS
 from au_bas_reconciliation_v1.taskset import AuBasConfig, AuBasTask, make_task_data
-from piv_core.parsing.money import format_cents
+from piv_core.parsing.money import cents_of, format_cents
 from piv_core.tasksets.ladder import rung_table
 from piv_core.testing import filled_from_key, score_reply
 from pydantic import ValidationError
@@ -38,8 +39,53 @@ def test_every_rung_is_solved_by_the_oracle_and_validates(level, reply_of):
         assert scored.reward == pytest.approx(1.0), (level, idx)
 
 
-def test_rung_one_asks_1a_and_every_rows_gst_of_four_round_sales(answer):
-    config = AuBasConfig(level=1)
+def test_rung_one_reads_the_faults_from_the_rows_gst_on_rung_twos_ledgers(answer):
+    """Rung 1 serves rung 2's ledgers and key; it asks no fault map, and its worksheet lines end on
+    each row's figure. A row given another GST than the books' is reported with its treatment's
+    code, so a flag still counts only beside the row's correct GST."""
+    for idx in range(20):
+        task = AuBasTask(make_task_data(AuBasConfig(level=1), idx))
+        data, two = task.data, make_task_data(AuBasConfig(level=2), idx)
+        _, rows = read_ledger(data.prompt)
+        assert read_ledger(two.prompt) == read_ledger(data.prompt)
+        assert (data.bas, data.faults, data.row_figures) == (two.bas, two.faults, two.row_figures)
+        sheet = data.prompt.split("```\n\n", 1)[1]
+        assert sheet == prompt.worksheet(rows, ["1A"], from_figures=True) and _valid(task)
+        assert "faults" not in sheet and "Difference" not in sheet and '"faults"' not in data.system_prompt
+        codes = {
+            row.txn_id: GST_MISCALCULATED if data.row_figures[row.txn_id] else GST_ON_GST_FREE for row in rows
+        }
+        assert data.claims == {row.txn_id: (cents_of(row.gst), codes[row.txn_id]) for row in rows}
+        right = {t: format_cents(c) for t, c in data.row_figures.items()}
+        no_map = answer(data).replace(f', "faults": {json.dumps(data.faults)}', "")
+        assert '"faults"' not in no_map and score_reply(task, no_map).reward == pytest.approx(1.0)
+        assert score_reply(task, answer(data, faults={})).reward == pytest.approx(1.0)  # a map is not read
+        books = {row.txn_id: format_cents(cents_of(row.gst)) for row in rows}
+        if data.faults:
+            copied = score_reply(task, answer(data, gst=books)).rewards
+            assert copied["fault_audit"] == 0.0 and copied["bas_correct"] < 1.0
+        one = 1 / (1 + len(data.faults))
+        for row in rows:
+            faulty = bool(data.faults.get(row.txn_id))
+            off = score_reply(task, answer(data, gst={**right, row.txn_id: "9.99"})).rewards
+            assert off["bas_correct"] == pytest.approx(1 - one if faulty else 1.0), (idx, row.txn_id)
+            assert off["fault_audit"] < 1.0, (idx, row.txn_id)  # a faulty row missed, or a clean one reported
+            if not faulty:
+                kept = score_reply(task, answer(data, gst={**right, row.txn_id: books[row.txn_id]}))
+                assert kept.reward == pytest.approx(1.0)
+        for rows_map in ("not a map", [], None):
+            scored = score_reply(task, answer(data, gst=rows_map))
+            assert scored.metrics["parsed"] == 0.0 and scored.reward == 0.0
+        for old, new in (("is taxable.", "is GST-free."), ("/ 11 =", "/ 10 =")):
+            if old in data.prompt:
+                tampered = data.model_copy(update={"prompt": data.prompt.replace(old, new, 1)})
+                assert not _valid(AuBasTask(tampered)), (idx, old)
+        moved = data.model_copy(update={"claims": two.claims})
+        assert not _valid(AuBasTask(moved))
+
+
+def test_rung_two_asks_1a_every_rows_gst_and_the_faults_of_four_round_sales(answer):
+    config = AuBasConfig(level=2)
     planted = set()
     for idx in range(40):
         data = make_task_data(config, idx)
@@ -81,10 +127,10 @@ def test_rung_one_asks_1a_and_every_rows_gst_of_four_round_sales(answer):
         assert scored.rewards["fault_audit"] == 0.0  # no flag is backed by its row's GST
 
 
-def test_rung_four_mixes_purchases_in_and_its_1a_line_adds_up_the_sales_only():
+def test_rung_five_mixes_purchases_in_and_its_1a_line_adds_up_the_sales_only():
     kinds = set()
     for idx in range(30):
-        task = AuBasTask(make_task_data(AuBasConfig(level=4), idx))
+        task = AuBasTask(make_task_data(AuBasConfig(level=5), idx))
         data = task.data
         _, rows = read_ledger(data.prompt)
         kinds |= {row.kind for row in rows}
@@ -96,11 +142,11 @@ def test_rung_four_mixes_purchases_in_and_its_1a_line_adds_up_the_sales_only():
     assert kinds == {SALE, PURCHASE}
 
 
-def test_rung_five_asks_1a_1b_and_net_and_its_worksheet_adds_up_1a_over_the_sales_and_1b_over_the_purchases(
+def test_rung_six_asks_1a_1b_and_net_and_its_worksheet_adds_up_1a_over_the_sales_and_1b_over_the_purchases(
     answer,
 ):
     for idx in range(30):
-        task = AuBasTask(make_task_data(AuBasConfig(level=5), idx))
+        task = AuBasTask(make_task_data(AuBasConfig(level=6), idx))
         data = task.data
         _, rows = read_ledger(data.prompt)
         assert list(data.bas) == ["1A", "1B", "net"] and "BAS labels to report: 1A, 1B, net" in data.prompt
@@ -126,7 +172,7 @@ def test_rung_five_asks_1a_1b_and_net_and_its_worksheet_adds_up_1a_over_the_sale
             assert score_reply(task, line).reward == pytest.approx(1.0), line
             assert score_reply(task, missed).reward < 1.0
     # Each label is one share of the figures part, as each faulty row is.
-    task = AuBasTask(make_task_data(AuBasConfig(level=5), 0))
+    task = AuBasTask(make_task_data(AuBasConfig(level=6), 0))
     assert task.data.faults
     one = 1 / (len(task.data.bas) + len(task.data.faults))
     for label in task.data.bas:
@@ -135,9 +181,9 @@ def test_rung_five_asks_1a_1b_and_net_and_its_worksheet_adds_up_1a_over_the_sale
         assert scored.rewards["fault_audit"] == 1.0
 
 
-def test_rung_one_ends_on_a_worksheet_that_validate_rebuilds():
+def test_rung_two_ends_on_a_worksheet_that_validate_rebuilds():
     for idx in range(10):
-        task = AuBasTask(make_task_data(AuBasConfig(level=1), idx))
+        task = AuBasTask(make_task_data(AuBasConfig(level=2), idx))
         data = task.data
         _, rows = read_ledger(data.prompt)
         sheet = data.prompt.split("```\n\n", 1)[1]
@@ -175,7 +221,7 @@ def test_the_worksheets_answer_line_filled_from_the_key_scores_one_and_every_ver
     """The answer line as the worksheet writes it (every row listed, [] for a row with no fault)
     is read as the key: filled in right it scores 1.0; one row's faults left [] costs that row."""
     for idx in range(40):
-        task = AuBasTask(make_task_data(AuBasConfig(level=1), idx))
+        task = AuBasTask(make_task_data(AuBasConfig(level=2), idx))
         data = task.data
         figures = {"1A": format_cents(data.bas["1A"])}
         line, missed = filled_from_key(data.prompt_text, figures, data.row_figures, data.faults, "gst")
@@ -184,10 +230,10 @@ def test_the_worksheets_answer_line_filled_from_the_key_scores_one_and_every_ver
         assert score_reply(task, missed).rewards["bas_correct"] == pytest.approx(share), missed
 
 
-def test_rungs_one_to_six_have_a_focused_prompt_and_the_others_the_full_one():
+def test_rungs_one_to_seven_have_a_focused_prompt_and_the_others_the_full_one():
     for level in RUNGS:
         system = make_task_data(AuBasConfig(level=level), 0).system_prompt
-        assert (system == prompt.SYSTEM_PROMPT) == (level > 6), level
+        assert (system == prompt.SYSTEM_PROMPT) == (level > 7), level
 
 
 def test_a_prompt_asking_other_labels_than_the_key_fails_validate():
@@ -197,11 +243,11 @@ def test_a_prompt_asking_other_labels_than_the_key_fails_validate():
 
 
 def test_unset_level_is_the_default_stream_and_levels_have_their_own_ids():
-    default, level8 = AuBasConfig(), AuBasConfig(level=8)
+    default, level9 = AuBasConfig(), AuBasConfig(level=9)
     assert default.fault_codes == list(FAULT_CODES) and default.labels == list(LABELS)
-    plain, eight = make_task_data(default, 3), make_task_data(level8, 3)
-    assert plain.id == f"au-bas-{default.seed}-3" and eight.id == f"au-bas-level8-{default.seed}-3"
-    assert plain.model_copy(update={"id": eight.id, "level": 8}) == eight  # rung 8: the default configuration
+    plain, nine = make_task_data(default, 3), make_task_data(level9, 3)
+    assert plain.id == f"au-bas-{default.seed}-3" and nine.id == f"au-bas-level9-{default.seed}-3"
+    assert plain.model_copy(update={"id": nine.id, "level": 9}) == nine  # rung 9: the default configuration
     ids = {make_task_data(AuBasConfig(level=level), 0).id for level in RUNGS}
     assert len(ids) == len(RUNGS)
 
@@ -209,28 +255,43 @@ def test_unset_level_is_the_default_stream_and_levels_have_their_own_ids():
 def test_the_ladder_climbs():
     sizes = [RUNGS[level]["num_transactions"] for level in sorted(RUNGS)]
     assert sizes == sorted(sizes) and sizes[0] == 4 and sizes[-1] > AuBasConfig().num_transactions
-    assert RUNGS[1]["fault_codes"] == RUNGS[5]["fault_codes"] == [GST_ON_GST_FREE, GST_MISCALCULATED]
-    assert all(RUNGS[level]["row_figures"] for level in RUNGS if level <= 6)
-    assert not any(RUNGS[level]["row_figures"] for level in RUNGS if level > 6)
-    assert [level for level in RUNGS if not RUNGS[level]["worksheet"]] == [6]
-    assert RUNGS[4]["labels"] == ["1A"] and RUNGS[5]["labels"] == RUNGS[6]["labels"] == ["1A", "1B", "net"]
-    assert RUNGS[7]["labels"] == list(LABELS)
+    assert RUNGS[1]["fault_codes"] == RUNGS[6]["fault_codes"] == [GST_ON_GST_FREE, GST_MISCALCULATED]
+    assert all(RUNGS[level]["row_figures"] for level in RUNGS if level <= 7)
+    assert not any(RUNGS[level]["row_figures"] for level in RUNGS if level > 7)
+    assert [level for level in RUNGS if not RUNGS[level]["worksheet"]] == [7]
+    assert [level for level in RUNGS if RUNGS[level]["faults_from_figures"]] == [1]
+    assert RUNGS[5]["labels"] == ["1A"] and RUNGS[6]["labels"] == RUNGS[7]["labels"] == ["1A", "1B", "net"]
+    assert RUNGS[8]["labels"] == list(LABELS)
     assert RUNGS[max(RUNGS)]["fault_rate"] > AuBasConfig().fault_rate
 
 
 def test_each_focused_rung_changes_one_knob_from_the_one_below():
-    changed = [{k for k, v in RUNGS[level].items() if RUNGS[level - 1][k] != v} for level in (2, 3, 4, 5, 6)]
-    assert changed == [{"row_mix"}, {"num_transactions"}, {"row_mix"}, {"labels"}, {"worksheet"}]
-    assert [RUNGS[level]["row_mix"] for level in (1, 2, 4)] == ["round_sales", "sales", "sales_and_purchases"]
-    assert RUNGS[3]["num_transactions"] == 2 * RUNGS[2]["num_transactions"] == 8
+    changed = [{k for k, v in RUNGS[level].items() if RUNGS[level - 1][k] != v} for level in range(2, 8)]
+    assert changed == [
+        {"faults_from_figures"},
+        {"row_mix"},
+        {"num_transactions"},
+        {"row_mix"},
+        {"labels"},
+        {"worksheet"},
+    ]
+    assert [RUNGS[level]["row_mix"] for level in (2, 3, 5)] == ["round_sales", "sales", "sales_and_purchases"]
+    assert RUNGS[4]["num_transactions"] == 2 * RUNGS[3]["num_transactions"] == 8
 
 
 @pytest.mark.parametrize(
     ("knobs", "named"),
     [
-        ({"level": 0}, "level must be between 1 and 10"),
-        ({"level": 11}, "level must be between 1 and 10"),
+        ({"level": 0}, "level must be between 1 and 11"),
+        ({"level": 12}, "level must be between 1 and 11"),
         ({"worksheet": False}, "worksheet=False needs row_figures"),
+        ({"faults_from_figures": True}, "faults_from_figures needs row_figures"),
+        ({"level": 7, "faults_from_figures": True}, "faults_from_figures was given"),
+        ({**RUNGS[7], "faults_from_figures": True}, "faults_from_figures needs row_figures and worksheet"),
+        (
+            {**RUNGS[2], "fault_codes": [GST_MISCALCULATED], "faults_from_figures": True},
+            "faults_from_figures needs",
+        ),
         ({"level": 1, "num_transactions": 30}, "num_transactions was given"),
         ({"fault_codes": []}, "fault_codes must be a non-empty list"),
         ({"fault_codes": ["gst_miscalculated", "made_up"]}, "fault_codes must be a non-empty list"),

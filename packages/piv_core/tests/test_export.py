@@ -79,7 +79,7 @@ def test_tampered_key_fails_the_check(exported):
     data = json.loads(rows[1]["data"])
     data["bas"]["G1"] += 1
     rows[1]["data"] = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
-    rows[1]["key"] = export._json({k: v for k, v in data.items() if k in ("bas", "faults", "row_figures")})
+    rows[1]["key"] = export._json({k: v for k, v in data.items() if k in json.loads(rows[1]["key"])})
     assert list(export.problems(rows)) == [f"row 1 ({rows[1]['task_id']}): its key does not validate"]
 
 

@@ -224,3 +224,41 @@ def test_any_row_map_grades_without_raising_and_credits_a_row_only_for_its_exact
     assert grade.figures_correct <= (1 + len(exact & faulty)) / (1 + len(faulty))
     if not exact & faulty:
         assert grade.fault_audit == 0.0  # a flag counts only with its row's exact figure
+
+
+CLAIMS = {"T1": (500, "x"), "T2": (300, "y"), "T3": (1200, "x")}
+"""The books' figure of each row in cents and the code a change to it reports (T2, recorded 3.00,
+is the faulty row: its correct figure is 0.00)."""
+
+
+def _claimed(rows, a="1.00", **extra):
+    import json
+
+    return f"<answer>{json.dumps({'A': a, 'tax': rows, **extra})}</answer>"
+
+
+def test_claims_read_the_faults_from_the_row_figures_and_a_fault_map_is_neither_needed_nor_read():
+    right = {"T1": "5.00", "T2": "0.00", "T3": "12.00"}
+    grade = lambda reply: ROWS_SCHEME.grade(reply, {"A": 100}, {"T2": ["y"]}, True, ROW_KEY, CLAIMS)  # noqa: E731
+    assert grade(_claimed(right)) == (1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
+    assert grade(_claimed(right, faults={"T1": ["x"]})) == grade(_claimed(right))  # a fault map is not read
+    # The books copied report nothing; a clean row changed is a row reported, with its claim's code.
+    copied = grade(_claimed({"T1": "5.00", "T2": "3.00", "T3": "12.00"}))
+    assert copied.fault_audit == 0.0 and copied.figures_correct == pytest.approx(0.5)
+    changed = grade(_claimed({**right, "T3": "11.00"}))
+    assert changed.figures_correct == 1.0 and changed.fault_precision == pytest.approx(0.5)
+    # A faulty row changed to a wrong figure is reported but not found.
+    wrong = grade(_claimed({**right, "T2": "0.01"}))
+    assert (wrong.num_flagged, wrong.fault_audit, wrong.figures_correct) == (1.0, 0.0, pytest.approx(0.5))
+    # Rows not in the claims and figures that are not amounts report nothing.
+    assert grade(_claimed({**right, "T9": "1.00"})) == grade(_claimed(right))
+    assert grade(_claimed({**right, "T1": "five"})).num_flagged == 1.0
+    # Without a row map there is nothing to read the faults from: not parsed. Without claims, a
+    # reply with no fault map is not parsed either.
+    for bad in ("5.00", ["5.00"], None, 7):
+        assert grade(_claimed(bad)) == UNPARSED
+    assert ROWS_SCHEME.grade(_claimed(right), {"A": 100}, {"T2": ["y"]}, True, ROW_KEY) == UNPARSED
+    changed_reply = _claimed({**right, "T3": "11.00"})
+    metrics = ROWS_SCHEME.metrics(changed_reply, {"A": 100}, {"T2": ["y"]}, True, ROW_KEY, CLAIMS)
+    assert metrics["precision_x"] == 0.0 and metrics["recall_y"] == 1.0
+    assert answer_text({"A": 100}, None, ("tax", {"T1": 500})).count('"faults"') == 0

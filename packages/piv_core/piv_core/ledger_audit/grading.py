@@ -13,9 +13,10 @@ row that has a fault is graded like a label, right when its amount is and the fa
 with a code (a row listed with ``[]`` is not flagged), a row without one is not graded, and a
 fault pair counts as found only when its row's amount is right, so that neither the books' column
 copied nor flags without the working earn anything; `worksheet` is the closing of such a task's
-prompt, each row's line ending on its `verdict`. Grading never raises on a reply (only on
-a key that asks for no graded figure), and a reply is parsed once however many rewards and
-metrics grade it. Each environment keeps its own names for the shared metrics
+prompt, each row's line ending on its `verdict`. Such a task may read the faults from the row
+figures instead of a fault map (`Claims`; the row map must then be a JSON object). Grading never
+raises on a reply (only on a key that asks for no graded figure), and a reply is parsed once however
+many rewards and metrics grade it. Each environment keeps its own names for the shared metrics
 (`Scheme.metric_names`).
 """
 
@@ -81,6 +82,11 @@ def audit_rows(
     return faults, kept
 
 
+Claims = Mapping[str, tuple[int, str]]
+"""How a task that reads the faults from the per-row figures reads them: {txn_id: (the figure the
+books record for the row, in cents; the fault code a figure other than that reports)}."""
+
+
 class LedgerData(TaskData):
     level: int | None = None
     """The rung of the ladder the task belongs to; None outside the ladder."""
@@ -89,6 +95,9 @@ class LedgerData(TaskData):
     row_figures: dict[str, int] = {}
     """The per-row figure of every row in cents, txn_id -> cents, when the task asks for them
     (`Scheme.row_key`); empty when it does not."""
+    claims: dict[str, tuple[int, str]] | None = None
+    """When the task reads the faults from the per-row figures instead of a fault map (`Claims`):
+    each row's recorded figure and the code a change to it reports; None when it asks for a map."""
 
 
 def key_holds(
@@ -112,15 +121,18 @@ def _written(value: int | Decimal) -> str:
 
 def answer_text(
     figures: Mapping[str, int | Decimal],
-    faults: Mapping[str, Iterable[str]],
+    faults: Mapping[str, Iterable[str]] | None,
     rows: tuple[str, Mapping[str, int | Decimal]] | None = None,
 ) -> str:
     """A well-formed answer block: figures (cents, or Decimals as written), then `rows` when
-    given (the per-row figures under their answer key: (key, {txn_id: amount})), and a fault map."""
+    given (the per-row figures under their answer key: (key, {txn_id: amount})), and a fault map
+    unless `faults` is None (a task that reads the faults from the per-row figures asks none)."""
     body: dict[str, Any] = {label: _written(v) for label, v in figures.items()}
     if rows is not None:
         body[rows[0]] = {txn: _written(v) for txn, v in rows[1].items()}
-    return f"<answer>\n{json.dumps({**body, 'faults': fault_lists(faults)})}\n</answer>"
+    if faults is not None:
+        body["faults"] = fault_lists(faults)
+    return f"<answer>\n{json.dumps(body)}\n</answer>"
 
 
 def figure_of(name: str, txn_id: str) -> str:
@@ -161,6 +173,7 @@ def worksheet(
     stated: Mapping[str, str] = MappingProxyType({}),
     sums: Mapping[str, Sequence[str]] = MappingProxyType({}),
     closing: str | None = None,
+    fault_map: bool = True,
 ) -> str:
     """The closing part of a user prompt that asks for every row's figure: the environment's line
     per row (`row_lines`, each with ``<...>`` left to fill in, ending on its `verdict` named
@@ -175,7 +188,8 @@ def worksheet(
     that it is the last thing written; a closing sentence asks for the reply to open on the first
     row's line and end on the answer line (a small model otherwise often writes the answer line
     alone, with none of the work, or stops after the sums); `closing`, when given, is said in its
-    place."""
+    place. `fault_map` False: the answer line has no fault map (the faults are read from the rows'
+    figures, `Claims`), and the row lines need no `verdict`."""
     placeholder = {txn: stated.get(txn, f"<{figure_of(figure, txn)}>") for txn in txn_ids}
     added = [f"{label} = {' + '.join(placeholder[txn] for txn in sums[label])} = <{label}>" for label in sums]
     figures = "".join(
@@ -184,7 +198,8 @@ def worksheet(
     )
     per_row = ", ".join(f'"{txn}": "{placeholder[txn]}"' for txn in txn_ids)
     faults = ", ".join(f'"{txn}": <faults of {txn}>' for txn in txn_ids)
-    answer = f'<answer>{{{figures}"{row_key}": {{{per_row}}}, "faults": {{{faults}}}}}</answer>'
+    fault_part = f', "faults": {{{faults}}}' if fault_map else ""
+    answer = f'<answer>{{{figures}"{row_key}": {{{per_row}}}{fault_part}}}</answer>'
     return (
         "Copy everything below, from the first line to </answer>, replacing each <...>, brackets included, "
         "by what it asks "
@@ -203,28 +218,41 @@ def worksheet(
 
 class Answer(NamedTuple):
     figures: Mapping[str, int | None]
-    pairs: frozenset[tuple[str, str]]
-    rows: Mapping[str, int | None]
-    """The per-row figures under the row key, {txn_id: cents or None}; empty when the reply has
-    no such map (or no row key was read)."""
+    pairs: frozenset[tuple[str, str]] | None
+    """The fault map's pairs; None when the answer has no fault map."""
+    rows: Mapping[str, int | None] | None
+    """The per-row figures under the row key, {txn_id: cents or None}; None when the answer has
+    no JSON object there (or no row key was read)."""
+
+    def reported(self, claims: Claims | None) -> frozenset[tuple[str, str]] | None:
+        """The fault pairs the answer reports: its fault map's, or under `claims` those its row
+        figures claim (each row stated at another figure than the books', with its claim's code);
+        None when it reports none in the form the task asks (then it is not parsed)."""
+        if claims is None or self.rows is None:
+            return self.pairs if claims is None else None
+        stated = self.rows
+        return frozenset(
+            (txn, code) for txn, (books, code) in claims.items() if stated.get(txn) not in (None, books)
+        )
 
 
 def read_answer(reply: str | None, labels: tuple[str, ...], row_key: str | None = None) -> Answer | None:
     """The reply's figures (by label), per-row figures (under `row_key`) and fault pairs, or None
-    when it is unparseable (immutable). A row map that is not a JSON object reads as empty: its
-    figures are wrong, the reply is still parsed."""
+    when it holds no JSON object (immutable). A grade reads the faults the task asks for
+    (`Answer.reported`): a reply without them is not parsed."""
     obj: Any = json_answer(reply)
     if not isinstance(obj, dict):
         return None
-    pairs = read_fault_map(obj.get("faults"))
-    if pairs is None:
-        return None
     stated_rows = obj.get(row_key) if row_key is not None else None
-    rows = {txn: parse_cents(v) for txn, v in stated_rows.items()} if isinstance(stated_rows, dict) else {}
+    rows = (
+        MappingProxyType({txn: parse_cents(v) for txn, v in stated_rows.items()})
+        if isinstance(stated_rows, dict)
+        else None
+    )
     return Answer(
         MappingProxyType({label: parse_cents(obj.get(label)) for label in labels}),
-        pairs,
-        MappingProxyType(rows),
+        read_fault_map(obj.get("faults")),
+        rows,
     )
 
 
@@ -300,6 +328,7 @@ class Scheme:
         faults: Mapping[str, list[str]],
         partial: bool = False,
         rows: Mapping[str, int] | None = None,
+        claims: Claims | None = None,
     ) -> Grade:
         """Score `reply` against the figures asked for (cents by label) and the fault key.
 
@@ -312,12 +341,14 @@ class Scheme:
         without working their figures out earns anything.
         `partial` (partial credit per figure, off by default) makes ``figures_correct`` the share
         of the graded figures that are right instead of all or nothing.
+        `claims` (with `rows`): the faults are read from the row figures, not a fault map (`Claims`).
         """
         graded = [label for label in self.graded if label in figures]
         if not graded:
             raise ValueError(f"the key asks for none of the graded figures {self.graded}: {sorted(figures)}")
         answer = self.parse(reply)
-        if answer is None:
+        pairs = answer.reported(claims) if answer is not None else None
+        if answer is None or pairs is None:
             return UNPARSED
         stated = answer.figures
         asked = rows or {}
@@ -325,13 +356,14 @@ class Scheme:
         count = len(graded)
         backed = None
         if asked:
-            corrected = {txn for txn, cents in asked.items() if answer.rows.get(txn) == cents}
-            flagged = {txn for txn, _ in answer.pairs}
+            given = answer.rows or {}
+            corrected = {txn for txn, cents in asked.items() if given.get(txn) == cents}
+            flagged = {txn for txn, _ in pairs}
             faulty = [txn for txn in asked if faults.get(txn)]
             right += sum(txn in corrected and txn in flagged for txn in faulty)
             count += len(faulty)
             backed = lambda pair: pair[0] in corrected  # noqa: E731 - a flag counts with its row's figure
-        audit = pair_scores(answer.pairs, fault_pairs(faults), backed)
+        audit = pair_scores(pairs, fault_pairs(faults), backed)
         return Grade(
             figures_correct=right / count if partial else float(right == count),
             fault_audit=audit.f1,
@@ -349,20 +381,22 @@ class Scheme:
         faults: Mapping[str, list[str]],
         partial: bool = False,
         rows: Mapping[str, int] | None = None,
+        claims: Claims | None = None,
     ) -> dict[str, float]:
         """Every metric of `reply`: the shared ones under the environment's names, then per label
         and per fault code (``keyed_<code>`` counts the key's rows with that code)."""
-        grade = self.grade(reply, figures, faults, partial, rows)
+        grade = self.grade(reply, figures, faults, partial, rows, claims)
         out = {name: getattr(grade, field) for name, field in self.metric_names.items()}
         answer = self.parse(reply)
-        stated: Mapping[str, int | None] = answer.figures if answer is not None else {}
+        pairs = answer.reported(claims) if answer is not None else None
+        stated: Mapping[str, int | None] = answer.figures if pairs is not None and answer is not None else {}
         for label, name in zip(self.labels, self._label_metrics):
             out[name] = float(label in figures and label in stated and stated[label] == figures[label])
-        by_code = code_scores(answer.pairs if answer is not None else (), fault_pairs(faults), self.codes)
+        by_code = code_scores(pairs or (), fault_pairs(faults), self.codes)
         for code, (precision, recall, keyed) in zip(self.codes, self._code_metrics):
             scores = by_code[code]
-            out[precision] = scores.precision if answer is not None else 0.0
-            out[recall] = scores.recall if answer is not None else 0.0
+            out[precision] = scores.precision if pairs is not None else 0.0
+            out[recall] = scores.recall if pairs is not None else 0.0
             out[keyed] = float(scores.true)
         return out
 
