@@ -228,9 +228,10 @@ class Answer(NamedTuple):
         """The fault pairs the answer reports: its fault map's, or under `claims` those its row
         figures claim (each row stated at another figure than the books', with its claim's code);
         None when it reports none in the form the task asks (then it is not parsed)."""
-        if claims is None or self.rows is None:
-            return self.pairs if claims is None else None
-        stated = self.rows
+        if claims is None:
+            return self.pairs
+        if (stated := self.rows) is None:
+            return None
         return frozenset(
             (txn, code) for txn, (books, code) in claims.items() if stated.get(txn) not in (None, books)
         )
