@@ -137,6 +137,31 @@ def test_parser_fuzz_structured(task, obj, wrapper):
     assert all(0.0 <= value <= 1.0 for name, value in metrics.items() if name not in counts)
 
 
+_RUNG_ONE = AuBasTask(make_task_data(AuBasConfig(level=1), 0))
+"""A task that reads its faults from the `gst` map (``faults_from_figures``)."""
+_row_maps = st.one_of(
+    st.dictionaries(
+        st.sampled_from(["T001", "T002", "T003", "T004", "T009", "t001", ""]), _figure, max_size=6
+    ),
+    _figure,
+    st.lists(_figure, max_size=3),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(obj=_objects, rows=_row_maps, wrapper=st.integers(0, 3))
+def test_parser_fuzz_where_the_faults_are_read_from_the_figures(obj, rows, wrapper):
+    """Any answer scores within bounds; it is parsed exactly when its gst map is a JSON object,
+    and it reports no row that is not in the ledger nor one whose figure is not an amount."""
+    data = _RUNG_ONE.data
+    reply = _as_reply({**obj, "gst": rows}, wrapper)
+    scores = grade(reply, data.bas, data.faults, True, data.row_figures, data.claims)
+    assert all(0.0 <= value <= 1.0 for name, value in scores._asdict().items() if name != "num_flagged")
+    parsed = isinstance(rows, dict) and isinstance(json_answer(reply), dict)
+    assert scores.parsed == float(parsed)
+    assert scores.num_flagged <= len(data.claims)
+
+
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     text=st.text(alphabet=st.sampled_from('<>answer/{}[]":,.$-0123456789eE `jsonT\n\x00\ud800'), max_size=200)
