@@ -32,7 +32,7 @@ from piv_core.policy import Conversation, Policy, calling_first
 from piv_core.runtime import calculator
 
 from au_bas_reconciliation_v1.ledger import SALE, Row
-from au_bas_reconciliation_v1.prompt import ROW_KEY, read_labels, read_ledger, read_scope
+from au_bas_reconciliation_v1.prompt import ROW_KEY, PromptScope, read_labels, read_ledger, read_scope
 from au_bas_reconciliation_v1.rules import (
     FAULT_CODES,
     MISSING_ABN_OVER_THRESHOLD,
@@ -68,22 +68,19 @@ def _totals(rows: list[Row], gst_of) -> dict[str, Decimal]:
     return {"G1": g1, "1A": a1, "1B": b1, "net": a1 - b1}
 
 
-def _asks_rows(conversation: Conversation) -> bool:
-    """Whether the system prompt asks for every row's correct GST (`ROW_KEY`)."""
-    return read_scope(_system_text(conversation)).rows
-
-
-def _from_figures(conversation: Conversation) -> bool:
-    """Whether the system prompt reads the faults from the per-row figures (no fault map asked)."""
-    return read_scope(_system_text(conversation)).from_figures
+def _scope(conversation: Conversation) -> PromptScope:
+    """What the system prompt states: whether it asks every row's correct GST (`ROW_KEY`), and
+    whether it reads the faults from those figures (no fault map asked)."""
+    return read_scope(_system_text(conversation))
 
 
 def _solve(conversation: Conversation) -> str:
     text = conversation.user_text
     quarter, rows = read_ledger(text)
     key = reconcile(quarter, rows, stated_codes(conversation)).asking(read_labels(text))
-    per_row = (ROW_KEY, row_gst(rows)) if _asks_rows(conversation) else None
-    faults = None if _from_figures(conversation) else key.faults
+    scope = _scope(conversation)
+    per_row = (ROW_KEY, row_gst(rows)) if scope.rows else None
+    faults = None if scope.from_figures else key.faults
     return ORACLE_NOTE + answer_text(key.figures, faults, per_row)
 
 
@@ -111,8 +108,8 @@ def noisy(conversation: Conversation, p: float, rng: random.Random) -> str:
         rows, key.faults, p, rng, lambda row: sale_codes if row.kind == SALE else codes
     )
 
-    from_figures = _from_figures(conversation)
-    misflagged = {txn for txn in faults if txn not in key.faults} if from_figures else set()
+    scope = _scope(conversation)
+    misflagged = {txn for txn in faults if txn not in key.faults} if scope.from_figures else set()
 
     def gst_of(row: Row) -> Decimal:
         if row.txn_id in trusted:
@@ -120,9 +117,9 @@ def noisy(conversation: Conversation, p: float, rng: random.Random) -> str:
         return correct_gst(row) + (Decimal("1.00") if row.txn_id in misflagged else 0)
 
     labels = totals(kept, gst_of)
-    per_row = (ROW_KEY, {row.txn_id: gst_of(row) for row in rows}) if _asks_rows(conversation) else None
+    per_row = (ROW_KEY, {row.txn_id: gst_of(row) for row in rows}) if scope.rows else None
     stated = {label: labels[label] for label in read_labels(text)}
-    return ORACLE_NOTE + answer_text(stated, None if from_figures else faults, per_row)
+    return ORACLE_NOTE + answer_text(stated, None if scope.from_figures else faults, per_row)
 
 
 def column_sums(conversation: Conversation) -> str:
