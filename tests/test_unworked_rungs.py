@@ -1,7 +1,8 @@
-"""The tax ladders' rung without the worksheet (au-bas 7, us-sut 7): the worksheet rung below it with
-only the user prompt's close changed, to the request to work one line per row first. Its system
-prompt, key and per-row figures are the worksheet rung's, so every answer earns the same at both,
-and `validate` accepts that close only beside the per-row figures the system prompt asks for."""
+"""The tax ladders' rung without the worksheet that asks the fault map (au-bas 8, us-sut 7): the last
+worksheet rung below it with only the user prompt's close changed, to the request to work one line
+per row first. Its system prompt, key and per-row figures are the worksheet rung's, so every answer
+earns the same at both, and `validate` accepts that close only beside the per-row figures the system
+prompt asks for."""
 
 from __future__ import annotations
 
@@ -44,12 +45,17 @@ def _valid(task) -> bool:
 @pytest.mark.parametrize("name", ENVIRONMENTS)
 def test_the_rung_without_the_worksheet_is_the_one_below_with_another_close(name):
     env = ENVIRONMENTS[name]
-    (level,) = [level for level, knobs in env.rungs.items() if not knobs["worksheet"]]
-    below = env.rungs[level - 1]
-    assert below["worksheet"] and {k for k, v in env.rungs[level].items() if below[k] != v} == {"worksheet"}
+    (level,) = [
+        level
+        for level, knobs in env.rungs.items()
+        if not knobs["worksheet"] and not knobs.get("faults_from_figures")
+    ]
+    sheet_rung = max(rung for rung in env.rungs if rung < level and env.rungs[rung]["worksheet"])
+    below = env.rungs[sheet_rung]
+    assert {k for k, v in env.rungs[level].items() if below[k] != v} == {"worksheet"}
     same = ("system_prompt", env.key, "faults", "row_figures")
     for idx in range(20):
-        worked, unworked = (env.make(env.config(level=rung), idx) for rung in (level - 1, level))
+        worked, unworked = (env.make(env.config(level=rung), idx) for rung in (sheet_rung, level))
         assert env.prompt.read_scope(unworked.system_prompt).rows
         assert [getattr(unworked, field) for field in same] == [getattr(worked, field) for field in same]
         head = worked.prompt.split("```\n\n", 1)[0]

@@ -187,6 +187,14 @@ WORK_FIRST = (
     "Then add up the labels from those lines, and finish with the <answer> block."
 )
 """The closing line of a focused task's user prompt."""
+WORK_FIRST_FIGURES = (
+    "First write one line per row, in this form:\n"
+    "<txn_id>: <category> is <taxable, GST-free or input-taxed>. Correct GST = <amount> / 11 = <result> "
+    "(0.00 when not taxable). gst of <txn_id>: <result>\n"
+    "Then add up the labels from those lines, and finish with the <answer> block."
+)
+"""`WORK_FIRST` of a task that reads the faults from the per-row figures: no comparison and no codes,
+the division written out as the worksheet writes it."""
 _WORKING_FIGURES = """HOW TO WORK
 Before the answer block, work through the ledger in plain text, one line per row: the row's txn_id, its \
 category, and its correct GST (for a taxable row, this row's own amount / 11, to the cent). Then add up each \
@@ -388,14 +396,13 @@ def user_prompt(
     """The task: the business, the quarter, which labels to report (when not all four) and the
     ledger; under a focused system prompt, a closing line asking for the working first, or with
     `per_row` (every row's correct GST asked) and `sheet_served` the `worksheet` to complete
-    (`from_figures`: the one of a task that reads the faults from the figures)."""
+    (`from_figures`: the ones of a task that reads the faults from the figures)."""
     asked = "" if tuple(labels) == LABELS else f"BAS labels to report: {', '.join(labels)} (only these)\n"
     sheet = per_row and style == FOCUSED and sheet_served
-    closing = (
-        f"\n\n{worksheet(rows, labels, calculator_offered, from_figures) if sheet else WORK_FIRST}"
-        if style == FOCUSED
-        else ""
-    )
+    if sheet:
+        closing = f"\n\n{worksheet(rows, labels, calculator_offered, from_figures)}"
+    else:
+        closing = f"\n\n{WORK_FIRST_FIGURES if from_figures else WORK_FIRST}" if style == FOCUSED else ""
     text = (
         f"Business: {business} Pty Ltd\n"
         f"BAS quarter: {quarter.describe()}\n"

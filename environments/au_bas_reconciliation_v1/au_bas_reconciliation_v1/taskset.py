@@ -136,8 +136,8 @@ def holds(data: AuBasData) -> bool:
     offered = calculator.offered(data.system_prompt)[0]
     business = prompt.read_business(data.prompt_text)
     stated_parts = (business, quarter, ledger, labels, scope.style, scope.rows, offered)
-    # with per-row figures: the worksheet, or not (a task reading the faults from them has it)
-    closes = (True, False) if scope.rows and not scope.from_figures else (True,)
+    # with per-row figures: the worksheet, or the request to work one line per row first
+    closes = (True, False) if scope.rows else (True,)
     shown = {prompt.user_prompt(*stated_parts, sheet, scope.from_figures) for sheet in closes}
     if data.prompt_text not in shown:
         return False
@@ -199,13 +199,15 @@ class AuBasConfig(TasksetConfig, MixKnobs):
     worksheet: bool = True
     """With row_figures: end the user prompt on the worksheet of the rows to complete (the default),
     or, False, on the request to write one line per row first, as a focused prompt without per-row
-    figures does; the answer, its per-row figures and its score are the same. False needs row_figures."""
+    figures does (`prompt.WORK_FIRST`, or `prompt.WORK_FIRST_FIGURES` with faults_from_figures); the
+    answer, its per-row figures and its score are the same. False needs row_figures."""
     faults_from_figures: bool = False
     """With row_figures: read the faults from the per-row figures instead of asking for them. The
     answer holds no fault map; a row whose ``gst`` entry differs from its recorded gst is reported
     with its treatment's code (``gst_miscalculated`` taxable, ``gst_on_gst_free`` otherwise), and
     the score is otherwise the same, each flag still counting only beside its row's correct GST.
-    Needs row_figures with the worksheet, partial figure credit and fault_codes exactly those two."""
+    Without the worksheet the user prompt's request to work first asks for each row's figure alone.
+    Needs row_figures, partial figure credit and fault_codes exactly those two."""
     calculator: bool = False
     """Offer the calculator (`piv_core.runtime.calculator`): the system prompt ends on its section
     and the user prompt on a note asking for a reply of calls first (a worksheet's, in place of its
@@ -240,16 +242,14 @@ class AuBasConfig(TasksetConfig, MixKnobs):
             )
         if self.faults_from_figures and not (
             self.row_figures
-            and self.worksheet
             and self.figure_credit == "partial"
             and sorted(self.fault_codes) == sorted(prompt.CLAIMED_CODES)
         ):
             raise ValueError(
-                "faults_from_figures needs row_figures and worksheet true, figure_credit 'partial' and "
+                "faults_from_figures needs row_figures true, figure_credit 'partial' and "
                 f"fault_codes {list(prompt.CLAIMED_CODES)}, got row_figures={self.row_figures}, "
-                f"worksheet={self.worksheet}, figure_credit={self.figure_credit!r}, "
-                f"fault_codes={self.fault_codes}: "
-                "a changed row reports the code of its treatment, on the worksheet's rows"
+                f"figure_credit={self.figure_credit!r}, fault_codes={self.fault_codes}: "
+                "a row given another GST than the books' reports the code of its treatment"
             )
         if self.row_figures and not set(self.fault_codes) <= set(prompt.COMPARED_CODES):
             raise ValueError(

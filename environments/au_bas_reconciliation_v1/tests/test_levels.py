@@ -84,6 +84,33 @@ def test_rung_one_reads_the_faults_from_the_rows_gst_on_rung_twos_ledgers(answer
         assert not _valid(AuBasTask(moved))
 
 
+def test_rung_seven_reads_the_faults_from_the_figures_on_rung_eights_ledgers_without_a_worksheet(answer):
+    """Rung 7 serves rung 8's ledgers and key (rung 6's without the worksheet); it asks no fault map,
+    and its user prompt closes on the request to write each row's division and figure first. Its
+    faults are read from the figures, as at rung 1."""
+    for idx in range(20):
+        task = AuBasTask(make_task_data(AuBasConfig(level=7), idx))
+        data, eight = task.data, make_task_data(AuBasConfig(level=8), idx)
+        _, rows = read_ledger(data.prompt)
+        head = eight.prompt.split("```\n\n", 1)[0]
+        assert data.prompt == f"{head}```\n\n{prompt.WORK_FIRST_FIGURES}" and _valid(task)
+        assert eight.prompt == f"{head}```\n\n{prompt.WORK_FIRST}"
+        assert (data.bas, data.faults, data.row_figures) == (eight.bas, eight.faults, eight.row_figures)
+        codes = {t: GST_MISCALCULATED if c else GST_ON_GST_FREE for t, c in data.row_figures.items()}
+        claims = {row.txn_id: (cents_of(row.gst), codes[row.txn_id]) for row in rows}
+        assert '"faults"' not in data.system_prompt and data.claims == claims
+        no_map = answer(data).replace(f', "faults": {json.dumps(data.faults)}', "")
+        assert '"faults"' not in no_map and score_reply(task, no_map).reward == pytest.approx(1.0)
+        books = {row.txn_id: format_cents(cents_of(row.gst)) for row in rows}
+        copied = score_reply(task, answer(data, gst=books)).rewards
+        assert copied["fault_audit"] == (1.0 if not data.faults else 0.0)
+        for close in (prompt.WORK_FIRST, prompt.worksheet(rows, list(data.bas), from_figures=True)):
+            served = data.model_copy(update={"prompt": f"{head}```\n\n{close}"})
+            assert _valid(AuBasTask(served)) == (close != prompt.WORK_FIRST), idx  # the close a scope gives
+        moved = data.model_copy(update={"claims": None})
+        assert not _valid(AuBasTask(moved))
+
+
 def test_rung_two_asks_1a_every_rows_gst_and_the_faults_of_four_round_sales(answer):
     config = AuBasConfig(level=2)
     planted = set()
@@ -230,10 +257,10 @@ def test_the_worksheets_answer_line_filled_from_the_key_scores_one_and_every_ver
         assert score_reply(task, missed).rewards["bas_correct"] == pytest.approx(share), missed
 
 
-def test_rungs_one_to_seven_have_a_focused_prompt_and_the_others_the_full_one():
+def test_rungs_one_to_eight_have_a_focused_prompt_and_the_others_the_full_one():
     for level in RUNGS:
         system = make_task_data(AuBasConfig(level=level), 0).system_prompt
-        assert (system == prompt.SYSTEM_PROMPT) == (level > 7), level
+        assert (system == prompt.SYSTEM_PROMPT) == (level > 8), level
 
 
 def test_a_prompt_asking_other_labels_than_the_key_fails_validate():
@@ -243,11 +270,11 @@ def test_a_prompt_asking_other_labels_than_the_key_fails_validate():
 
 
 def test_unset_level_is_the_default_stream_and_levels_have_their_own_ids():
-    default, level9 = AuBasConfig(), AuBasConfig(level=9)
+    default, level10 = AuBasConfig(), AuBasConfig(level=10)
     assert default.fault_codes == list(FAULT_CODES) and default.labels == list(LABELS)
-    plain, nine = make_task_data(default, 3), make_task_data(level9, 3)
-    assert plain.id == f"au-bas-{default.seed}-3" and nine.id == f"au-bas-level9-{default.seed}-3"
-    assert plain.model_copy(update={"id": nine.id, "level": 9}) == nine  # rung 9: the default configuration
+    plain, ten = make_task_data(default, 3), make_task_data(level10, 3)
+    assert plain.id == f"au-bas-{default.seed}-3" and ten.id == f"au-bas-level10-{default.seed}-3"
+    assert plain.model_copy(update={"id": ten.id, "level": 10}) == ten  # rung 10: the default configuration
     ids = {make_task_data(AuBasConfig(level=level), 0).id for level in RUNGS}
     assert len(ids) == len(RUNGS)
 
@@ -256,25 +283,27 @@ def test_the_ladder_climbs():
     sizes = [RUNGS[level]["num_transactions"] for level in sorted(RUNGS)]
     assert sizes == sorted(sizes) and sizes[0] == 4 and sizes[-1] > AuBasConfig().num_transactions
     assert RUNGS[1]["fault_codes"] == RUNGS[6]["fault_codes"] == [GST_ON_GST_FREE, GST_MISCALCULATED]
-    assert all(RUNGS[level]["row_figures"] for level in RUNGS if level <= 7)
-    assert not any(RUNGS[level]["row_figures"] for level in RUNGS if level > 7)
-    assert [level for level in RUNGS if not RUNGS[level]["worksheet"]] == [7]
-    assert [level for level in RUNGS if RUNGS[level]["faults_from_figures"]] == [1]
-    assert RUNGS[5]["labels"] == ["1A"] and RUNGS[6]["labels"] == RUNGS[7]["labels"] == ["1A", "1B", "net"]
-    assert RUNGS[8]["labels"] == list(LABELS)
+    assert all(RUNGS[level]["row_figures"] for level in RUNGS if level <= 8)
+    assert not any(RUNGS[level]["row_figures"] for level in RUNGS if level > 8)
+    assert [level for level in RUNGS if not RUNGS[level]["worksheet"]] == [7, 8]
+    assert [level for level in RUNGS if RUNGS[level]["faults_from_figures"]] == [1, 7]
+    assert RUNGS[5]["labels"] == ["1A"] and RUNGS[6]["labels"] == RUNGS[8]["labels"] == ["1A", "1B", "net"]
+    assert RUNGS[9]["labels"] == list(LABELS)
     assert RUNGS[max(RUNGS)]["fault_rate"] > AuBasConfig().fault_rate
 
 
 def test_each_focused_rung_changes_one_knob_from_the_one_below():
-    changed = [{k for k, v in RUNGS[level].items() if RUNGS[level - 1][k] != v} for level in range(2, 8)]
+    changed = [{k for k, v in RUNGS[level].items() if RUNGS[level - 1][k] != v} for level in range(2, 9)]
     assert changed == [
         {"faults_from_figures"},
         {"row_mix"},
         {"num_transactions"},
         {"row_mix"},
         {"labels"},
-        {"worksheet"},
+        {"worksheet", "faults_from_figures"},  # the worksheet goes, and the fault map with it
+        {"faults_from_figures"},  # the fault map asked again: rung 6 without the worksheet
     ]
+    assert {k for k, v in RUNGS[8].items() if RUNGS[6][k] != v} == {"worksheet"}
     assert [RUNGS[level]["row_mix"] for level in (2, 3, 5)] == ["round_sales", "sales", "sales_and_purchases"]
     assert RUNGS[4]["num_transactions"] == 2 * RUNGS[3]["num_transactions"] == 8
 
@@ -282,12 +311,15 @@ def test_each_focused_rung_changes_one_knob_from_the_one_below():
 @pytest.mark.parametrize(
     ("knobs", "named"),
     [
-        ({"level": 0}, "level must be between 1 and 11"),
-        ({"level": 12}, "level must be between 1 and 11"),
+        ({"level": 0}, "level must be between 1 and 12"),
+        ({"level": 13}, "level must be between 1 and 12"),
         ({"worksheet": False}, "worksheet=False needs row_figures"),
         ({"faults_from_figures": True}, "faults_from_figures needs row_figures"),
-        ({"level": 7, "faults_from_figures": True}, "faults_from_figures was given"),
-        ({**RUNGS[7], "faults_from_figures": True}, "faults_from_figures needs row_figures and worksheet"),
+        ({"level": 8, "faults_from_figures": True}, "faults_from_figures was given"),
+        (
+            {**RUNGS[8], "figure_credit": "all_or_nothing", "faults_from_figures": True},
+            "faults_from_figures needs row_figures true, figure_credit 'partial'",
+        ),
         (
             {**RUNGS[2], "fault_codes": [GST_MISCALCULATED], "faults_from_figures": True},
             "faults_from_figures needs",
