@@ -206,7 +206,7 @@ class AuBasConfig(TasksetConfig, MixKnobs):
     answer holds no fault map; a row whose ``gst`` entry differs from its recorded gst is reported
     with its treatment's code (``gst_miscalculated`` taxable, ``gst_on_gst_free`` otherwise), and
     the score is otherwise the same, each flag still counting only beside its row's correct GST.
-    Without the worksheet the user prompt's request to work first asks for each row's figure alone.
+    Without the worksheet the request to work first asks each row's treatment, division and figure.
     Needs row_figures, partial figure credit and fault_codes exactly those two."""
     calculator: bool = False
     """Offer the calculator (`piv_core.runtime.calculator`): the system prompt ends on its section
