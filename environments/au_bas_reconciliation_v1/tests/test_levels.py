@@ -292,7 +292,7 @@ def test_the_ladder_climbs():
     assert RUNGS[max(RUNGS)]["fault_rate"] > AuBasConfig().fault_rate
 
 
-def test_each_focused_rung_changes_one_knob_from_the_one_below():
+def test_the_focused_rungs_change_one_knob_a_rung_but_rung_seven_two():
     changed = [{k for k, v in RUNGS[level].items() if RUNGS[level - 1][k] != v} for level in range(2, 9)]
     assert changed == [
         {"faults_from_figures"},
