@@ -11,6 +11,7 @@ import re
 import pytest
 from au_bas_reconciliation_v1 import grading
 from au_bas_reconciliation_v1.grading import grade
+from au_bas_reconciliation_v1.levels import RUNGS
 from au_bas_reconciliation_v1.rules import FAULT_CODES
 from au_bas_reconciliation_v1.taskset import AuBasConfig, AuBasTask, make_task_data
 from hypothesis import HealthCheck, given, settings
@@ -137,23 +138,28 @@ def test_parser_fuzz_structured(task, obj, wrapper):
     assert all(0.0 <= value <= 1.0 for name, value in metrics.items() if name not in counts)
 
 
-_RUNG_ONE = AuBasTask(make_task_data(AuBasConfig(level=1), 0))
-"""A task that reads its faults from the `gst` map (``faults_from_figures``)."""
+_FROM_FIGURES = [
+    AuBasTask(make_task_data(AuBasConfig(level=level), 0))
+    for level in RUNGS
+    if RUNGS[level]["faults_from_figures"]
+]
+"""A task of each rung that reads its faults from the `gst` map (``faults_from_figures``)."""
 _row_maps = st.one_of(
     st.dictionaries(
-        st.sampled_from(["T001", "T002", "T003", "T004", "T009", "t001", ""]), _figure, max_size=6
+        st.sampled_from(["T001", "T002", "T003", "T004", "T008", "T009", "t001", ""]), _figure, max_size=9
     ),
     _figure,
     st.lists(_figure, max_size=3),
 )
 
 
+@pytest.mark.parametrize("task", _FROM_FIGURES, ids=lambda task: f"level{task.data.level}")
 @settings(max_examples=400, deadline=None)
 @given(obj=_objects, rows=_row_maps, wrapper=st.integers(0, 3))
-def test_parser_fuzz_where_the_faults_are_read_from_the_figures(obj, rows, wrapper):
+def test_parser_fuzz_where_the_faults_are_read_from_the_figures(task, obj, rows, wrapper):
     """Any answer scores within bounds; it is parsed exactly when its gst map is a JSON object,
     and it reports no row that is not in the ledger nor one whose figure is not an amount."""
-    data = _RUNG_ONE.data
+    data = task.data
     reply = _as_reply({**obj, "gst": rows}, wrapper)
     scores = grade(reply, data.bas, data.faults, True, data.row_figures, data.claims)
     assert all(0.0 <= value <= 1.0 for name, value in scores._asdict().items() if name != "num_flagged")
