@@ -6,9 +6,9 @@ the digest; changing any of them (or the tool schemas as the MCP server publishe
 versions of the libraries that generate and carry those schemas, whose installed versions enter
 the digest) changes `episode_digest()`. Three tool surfaces are served (`tools.SURFACES`): the six
 tools with `SYSTEM_PROMPT`, correct_bank_line's with the prompts of rungs 1 to 3 (built from the options
-of the view their user message shows, `VIEWS`), and book_correction's with rungs 4 to 8's (the view
-alone, the quoted files above it, the files alone, then nothing quoted for one line booked wrongly and
-for three); one digest covers them all (each surface's schemas and prompts). So does a
+of the view their user message shows, `VIEWS`), and book_correction's with rungs 4 to 9's (the view
+alone, the ledger and the statement quoted above it, the four files quoted above it, those files alone,
+then nothing quoted for one line booked wrongly and for three); one digest covers them all (each surface's schemas and prompts). So does a
 harness choice that changes what the model is sent: `episode_digest(replay_reasoning=False)` (prior
 turns' reasoning withheld from later requests) digests differently from the default, which replays
 it and keeps the digest it always had.
@@ -37,7 +37,7 @@ from beancount_ledger.limits import (
 
 GENERATOR_VERSION = 5
 SCORER_CONTRACT = 6
-EPISODE_CONTRACT = 14
+EPISODE_CONTRACT = 15
 
 
 def _episode_rules(writers: str) -> str:
@@ -72,11 +72,12 @@ following policy.md exactly. Check it with run_beancount, then call submit.
 {_episode_rules("write_ledger")}"""
 
 
-def _append_system(quoted: bool, view: bool = True, lines: int = 1) -> str:
+def _append_system(quoted: int, view: bool = True, lines: int = 1) -> str:
     """The system prompt of the rungs served book_correction: `lines` statement lines booked wrongly
-    (one, or three), the user message showing the side-by-side view (`view`), the files it is read
-    from as given (`quoted`, `QUOTED`), both, or neither (the model reads the files)."""
-    quotes = "; the user message quotes the first four as given" if quoted else ""
+    (one, or three), the user message showing the side-by-side view (`view`), the first `quoted` files
+    it is read from as given (`QUOTED`: none, the ledger and the statement, or all four), both, or
+    neither (the model reads the files)."""
+    quotes = f"; the user message quotes the first {_COUNTS[quoted]} as given" if quoted else ""
     if view:
         shown = "the user message lists them beside each line"
     elif quoted:
@@ -121,8 +122,8 @@ Tools: read_file, book_correction, write_ledger, run_beancount, submit.
 {_episode_rules("write_ledger or book_correction")}"""
 
 
-_COUNTS = {3: "three"}
-"""How the prompts write the count of lines booked wrongly in a month with more than one."""
+_COUNTS = {2: "two", 3: "three", 4: "four"}
+"""How the prompts write a count: of lines booked wrongly in a month with more than one, of files quoted."""
 
 
 _BY_DESCRIPTION = """the account such a line settles, by its description: DEPOSIT (a customer paying) \
@@ -200,10 +201,11 @@ VIEWS = {
     "settled": {"settles": True, "amounts": True},
     "flagged": {"amounts": True},
     "append": {},
+    "pair": {},
     "quoted": {},
 }
 """The side-by-side view's options (`statement_view.side_by_side`) by prompt name: the prompts of rungs 1
-to 5 show the view; ``files``, ``read``, ``three`` and ``full`` do not."""
+to 6 show the view; ``files``, ``read``, ``three`` and ``full`` do not."""
 
 USER_PROMPT = "Reconcile the books of {company} for {month} and deliver the corrected ledger."
 _APPEND_TASK = (
@@ -215,29 +217,35 @@ APPEND_USER_PROMPT = (
 )
 """Rung 4's user message: the side-by-side view alone."""
 QUOTED = ("ledger.beancount", "bank_statement.csv", "archive_prior_period.csv", "policy.md")
-"""The files rung 5's user message quotes, as given."""
+"""The files rung 6's and rung 7's user messages quote, as given; rung 5's quotes the first two."""
+QUOTES = {"pair": QUOTED[:2], "quoted": QUOTED, "files": QUOTED}
+"""The files each prompt's user message quotes, by prompt name (the others quote none)."""
 QUOTED_USER_PROMPT = (
     _APPEND_TASK + " The files as given:\n\n{files}\n"
     "===== each bank statement line beside the ledger entries carrying its ref =====\n{matched}\n"
 )
-"""Rung 5's user message: the files of `QUOTED` as given, then the side-by-side view."""
+"""Rung 5's and rung 6's user message: the files the prompt quotes (`QUOTES`) as given, then the
+side-by-side view."""
 
 
 FILES_USER_PROMPT = _APPEND_TASK + " The files as given:\n\n{files}"
-"""Rung 6's user message: the files of `QUOTED` as given, without the view."""
+"""Rung 7's user message: the files of `QUOTED` as given, without the view."""
 _READ = " Read the ledger and the statement with read_file."
 READ_USER_PROMPT = _APPEND_TASK + _READ
-"""Rung 7's user message: the task alone; the files are read with read_file."""
+"""Rung 8's user message: the task alone; the files are read with read_file."""
 THREE_USER_PROMPT = (
     "Reconcile the books of {company} for {month}: find the three bank statement lines booked wrongly and "
     "book the correction of each with book_correction." + _READ
 )
-"""Rung 8's user message: rung 7's for a month with three lines booked wrongly."""
+"""Rung 9's user message: rung 8's for a month with three lines booked wrongly."""
 
 
-def quoted_files(files: dict[str, str]) -> str:
-    """The files of `QUOTED`, each under a line naming it, as rung 5's user message quotes them."""
-    return "\n".join(f"===== {name} =====\n{files[name].rstrip(chr(10))}\n" for name in QUOTED)
+def quoted_files(files: dict[str, str], prompt: str) -> str:
+    """The files the prompts named `prompt` quote (`QUOTES`), each under a line naming it, as their
+    user message quotes them ("" when they quote none)."""
+    return "\n".join(
+        f"===== {name} =====\n{files[name].rstrip(chr(10))}\n" for name in QUOTES.get(prompt, ())
+    )
 
 
 def _shown(name: str) -> tuple[bool, bool]:
@@ -247,11 +255,12 @@ def _shown(name: str) -> tuple[bool, bool]:
 
 PROMPTS = {
     "full": (SYSTEM_PROMPT, USER_PROMPT),
-    "append": (_append_system(quoted=False), APPEND_USER_PROMPT),
-    "quoted": (_append_system(quoted=True), QUOTED_USER_PROMPT),
-    "files": (_append_system(quoted=True, view=False), FILES_USER_PROMPT),
-    "read": (_append_system(quoted=False, view=False), READ_USER_PROMPT),
-    "three": (_append_system(quoted=False, view=False, lines=3), THREE_USER_PROMPT),
+    "append": (_append_system(quoted=0), APPEND_USER_PROMPT),
+    "pair": (_append_system(quoted=2), QUOTED_USER_PROMPT),
+    "quoted": (_append_system(quoted=4), QUOTED_USER_PROMPT),
+    "files": (_append_system(quoted=4, view=False), FILES_USER_PROMPT),
+    "read": (_append_system(quoted=0, view=False), READ_USER_PROMPT),
+    "three": (_append_system(quoted=0, view=False, lines=3), THREE_USER_PROMPT),
     **{
         name: (_flagged_system(*_shown(name)), _flagged_user(*_shown(name)))
         for name in ("named", "settled", "flagged")
@@ -351,7 +360,8 @@ def episode_digest(replay_reasoning: bool = REPLAY_REASONING) -> dict[str, objec
         # of the views with settled accounts and a named line since 9, the view alone for the
         # single-discrepancy month since 10, rungs 1 to 3 served correct_bank_line in its place
         # since 11, and their third kind, a line booked at another amount, since 12; the single-discrepancy
-        # month's files quoted without the view, then read, and a month of three lines, since 14).
+        # month's files quoted without the view, then read, and a month of three lines, since 14; the
+        # ledger and the statement quoted above the view, since 15).
         "surfaces": {
             name: {"tools": tool_schemas(surface), "system_prompt": system, "user_prompt": user}
             for name, (system, user) in PROMPTS.items()

@@ -3,7 +3,7 @@
 Task: a small trading company's month. Eight public files (the ledger with five planted
 discrepancies, the bank statement, chart, counterparties, prior-period archive, policy,
 manifest) are seeded into the rollout's state and written into its workspace; the model works
-through six tools (rungs 1 to 8: five, with ``correct_bank_line`` or ``book_correction``; one server
+through six tools (rungs 1 to 9: five, with ``correct_bank_line`` or ``book_correction``; one server
 per env worker, shared by its rollouts, serving each rollout's files from its state: `tools.py`)
 and writes the corrected ledger.
 Reward (`ledger`, weight 1): `scorer.score` of the latest ledger accepted by `write_ledger` (or by
@@ -269,7 +269,7 @@ def prompts_of(selector: str, files: dict[str, str], company: str, month: dateti
         else ""
     )
     return system, user.format(
-        company=company, month=f"{month:%B %Y}", files=contract.quoted_files(files), matched=matched
+        company=company, month=f"{month:%B %Y}", files=contract.quoted_files(files, prompt), matched=matched
     )
 
 

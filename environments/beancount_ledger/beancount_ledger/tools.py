@@ -144,8 +144,8 @@ SURFACES: dict[str, tuple[str, ...]] = {
     "append": ("read_file", "run_beancount", "write_ledger", "book_correction", "submit"),
     "bank": ("read_file", "run_beancount", "write_ledger", "correct_bank_line", "submit"),
 }
-"""The tools a server publishes, by surface: ``full`` (the six tools, every rung above the eighth,
-the shipped and hard worlds), ``append`` (rungs 4 to 8: the files are named in the prompt, so no
+"""The tools a server publishes, by surface: ``full`` (the six tools, every rung above the ninth,
+the shipped and hard worlds), ``append`` (rungs 4 to 9: the files are named in the prompt, so no
 listing or search; ``book_correction`` appends one correcting transaction from its parts, so the
 model neither copies the ledger nor writes Beancount syntax) and ``bank`` (rungs 1 to 3: the same
 with ``correct_bank_line`` in place of ``book_correction``, one correction that moves the bank by
