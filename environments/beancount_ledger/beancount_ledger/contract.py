@@ -8,10 +8,10 @@ the digest) changes `episode_digest()`. Three tool surfaces are served (`tools.S
 tools with `SYSTEM_PROMPT`, correct_bank_line's with the prompts of rungs 1 to 3 (built from the options
 of the view their user message shows, `VIEWS`), and book_correction's with rungs 4 to 9's (the view
 alone, the ledger and the statement quoted above it, the four files quoted above it, those files alone,
-then nothing quoted for one line booked wrongly and for three); one digest covers them all (each surface's schemas and prompts). So does a
-harness choice that changes what the model is sent: `episode_digest(replay_reasoning=False)` (prior
-turns' reasoning withheld from later requests) digests differently from the default, which replays
-it and keeps the digest it always had.
+then nothing quoted for one line booked wrongly and for three); one digest covers them all (each
+surface's schemas and prompts). So does a harness choice that changes what the model is sent:
+`episode_digest(replay_reasoning=False)` (prior turns' reasoning withheld from later requests)
+digests differently from the default, which replays it and keeps the digest it always had.
 """
 
 import hashlib
