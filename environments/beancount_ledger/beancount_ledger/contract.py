@@ -256,9 +256,9 @@ def _shown(name: str) -> tuple[bool, bool]:
 PROMPTS = {
     "full": (SYSTEM_PROMPT, USER_PROMPT),
     "append": (_append_system(quoted=0), APPEND_USER_PROMPT),
-    "pair": (_append_system(quoted=2), QUOTED_USER_PROMPT),
-    "quoted": (_append_system(quoted=4), QUOTED_USER_PROMPT),
-    "files": (_append_system(quoted=4, view=False), FILES_USER_PROMPT),
+    "pair": (_append_system(quoted=len(QUOTES["pair"])), QUOTED_USER_PROMPT),
+    "quoted": (_append_system(quoted=len(QUOTES["quoted"])), QUOTED_USER_PROMPT),
+    "files": (_append_system(quoted=len(QUOTES["files"]), view=False), FILES_USER_PROMPT),
     "read": (_append_system(quoted=0, view=False), READ_USER_PROMPT),
     "three": (_append_system(quoted=0, view=False, lines=3), THREE_USER_PROMPT),
     **{
