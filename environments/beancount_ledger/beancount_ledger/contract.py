@@ -6,10 +6,10 @@ the digest; changing any of them (or the tool schemas as the MCP server publishe
 versions of the libraries that generate and carry those schemas, whose installed versions enter
 the digest) changes `episode_digest()`. Three tool surfaces are served (`tools.SURFACES`): the six
 tools with `SYSTEM_PROMPT`, correct_bank_line's with the prompts of rungs 1 to 3 (built from the options
-of the view their user message shows, `VIEWS`), and book_correction's with rungs 4 to 9's (the view
-alone, the ledger and the statement quoted above it, the four files quoted above it, those files alone,
-then nothing quoted for one line booked wrongly and for three); one digest covers them all (each
-surface's schemas and prompts). So does a harness choice that changes what the model is sent:
+of the view their user message shows, `VIEWS`), and book_correction's with rungs 4 to 10's (the view
+alone, the ledger and the statement quoted above it, then the archive too, then the policy too, those
+four files alone, then nothing quoted for one line booked wrongly and for three); one digest covers them
+all (each surface's schemas and prompts). So does a harness choice that changes what the model is sent:
 `episode_digest(replay_reasoning=False)` (prior turns' reasoning withheld from later requests)
 digests differently from the default, which replays it and keeps the digest it always had.
 """
@@ -35,9 +35,9 @@ from beancount_ledger.limits import (
     TOKEN_CEILING,
 )
 
-GENERATOR_VERSION = 5
+GENERATOR_VERSION = 6
 SCORER_CONTRACT = 6
-EPISODE_CONTRACT = 15
+EPISODE_CONTRACT = 16
 
 
 def _episode_rules(writers: str) -> str:
@@ -75,8 +75,8 @@ following policy.md exactly. Check it with run_beancount, then call submit.
 def _append_system(quoted: int, view: bool = True, lines: int = 1) -> str:
     """The system prompt of the rungs served book_correction: `lines` statement lines booked wrongly
     (one, or three), the user message showing the side-by-side view (`view`), the first `quoted` files
-    it is read from as given (`QUOTED`: none, the ledger and the statement, or all four), both, or
-    neither (the model reads the files)."""
+    it is read from as given (`QUOTED`: none, the ledger and the statement, those and the archive, or all
+    four), both, or neither (the model reads the files)."""
     quotes = f"; the user message quotes the first {_COUNTS[quoted]} as given" if quoted else ""
     if view:
         shown = "the user message lists them beside each line"
@@ -202,10 +202,11 @@ VIEWS = {
     "flagged": {"amounts": True},
     "append": {},
     "pair": {},
+    "archive": {},
     "quoted": {},
 }
 """The side-by-side view's options (`statement_view.side_by_side`) by prompt name: the prompts of rungs 1
-to 6 show the view; ``files``, ``read``, ``three`` and ``full`` do not."""
+to 7 show the view; ``files``, ``read``, ``three`` and ``full`` do not."""
 
 USER_PROMPT = "Reconcile the books of {company} for {month} and deliver the corrected ledger."
 _APPEND_TASK = (
@@ -217,27 +218,28 @@ APPEND_USER_PROMPT = (
 )
 """Rung 4's user message: the side-by-side view alone."""
 QUOTED = ("ledger.beancount", "bank_statement.csv", "archive_prior_period.csv", "policy.md")
-"""The files rung 6's and rung 7's user messages quote, as given; rung 5's quotes the first two."""
-QUOTES = {"pair": QUOTED[:2], "quoted": QUOTED, "files": QUOTED}
+"""The files rung 7's and rung 8's user messages quote, as given; rung 5's quotes the first two, rung 6's
+the first three."""
+QUOTES = {"pair": QUOTED[:2], "archive": QUOTED[:3], "quoted": QUOTED, "files": QUOTED}
 """The files each prompt's user message quotes, by prompt name (the others quote none)."""
 QUOTED_USER_PROMPT = (
     _APPEND_TASK + " The files as given:\n\n{files}\n"
     "===== each bank statement line beside the ledger entries carrying its ref =====\n{matched}\n"
 )
-"""Rung 5's and rung 6's user message: the files the prompt quotes (`QUOTES`) as given, then the
+"""Rung 5's to rung 7's user message: the files the prompt quotes (`QUOTES`) as given, then the
 side-by-side view."""
 
 
 FILES_USER_PROMPT = _APPEND_TASK + " The files as given:\n\n{files}"
-"""Rung 7's user message: the files of `QUOTED` as given, without the view."""
+"""Rung 8's user message: the files of `QUOTED` as given, without the view."""
 _READ = " Read the ledger and the statement with read_file."
 READ_USER_PROMPT = _APPEND_TASK + _READ
-"""Rung 8's user message: the task alone; the files are read with read_file."""
+"""Rung 9's user message: the task alone; the files are read with read_file."""
 THREE_USER_PROMPT = (
     "Reconcile the books of {company} for {month}: find the three bank statement lines booked wrongly and "
     "book the correction of each with book_correction." + _READ
 )
-"""Rung 9's user message: rung 8's for a month with three lines booked wrongly."""
+"""Rung 10's user message: rung 9's for a month with three lines booked wrongly."""
 
 
 def quoted_files(files: dict[str, str], prompt: str) -> str:
@@ -257,6 +259,7 @@ PROMPTS = {
     "full": (SYSTEM_PROMPT, USER_PROMPT),
     "append": (_append_system(quoted=0), APPEND_USER_PROMPT),
     "pair": (_append_system(quoted=len(QUOTES["pair"])), QUOTED_USER_PROMPT),
+    "archive": (_append_system(quoted=len(QUOTES["archive"])), QUOTED_USER_PROMPT),
     "quoted": (_append_system(quoted=len(QUOTES["quoted"])), QUOTED_USER_PROMPT),
     "files": (_append_system(quoted=len(QUOTES["files"]), view=False), FILES_USER_PROMPT),
     "read": (_append_system(quoted=0, view=False), READ_USER_PROMPT),
@@ -361,7 +364,7 @@ def episode_digest(replay_reasoning: bool = REPLAY_REASONING) -> dict[str, objec
         # single-discrepancy month since 10, rungs 1 to 3 served correct_bank_line in its place
         # since 11, and their third kind, a line booked at another amount, since 12; the single-discrepancy
         # month's files quoted without the view, then read, and a month of three lines, since 14; the
-        # ledger and the statement quoted above the view, since 15).
+        # ledger and the statement quoted above the view, since 15; those and the archive, since 16).
         "surfaces": {
             name: {"tools": tool_schemas(surface), "system_prompt": system, "user_prompt": user}
             for name, (system, user) in PROMPTS.items()

@@ -1,7 +1,7 @@
 """One correcting transaction built from its parts: what the low rungs' ``book_correction`` and
 ``correct_bank_line`` append.
 
-Every correction the policy asks for at rungs 1 to 9 moves one amount between two accounts on the
+Every correction the policy asks for at rungs 1 to 10 moves one amount between two accounts on the
 date of a bank statement line, tagged with that line's ``ref``; a line not booked, booked twice or
 booked at a wrong amount (all that rungs 1 to 3 plant) is corrected by moving the operating bank
 account and the one account opposite it. ``book_correction`` takes the ref, the amount and the two

@@ -9,29 +9,29 @@ thing from the rung below:
   beside the ledger entries carrying each line's ref, a line booked at another amount marked so, with
   the account each line settles and the line to correct named (rung 1); without the name (rung 2);
   without the accounts (rung 3);
-- rungs 4 to 8 are a short month with a single discrepancy of the five standard kinds, drawn per
+- rungs 4 to 9 are a short month with a single discrepancy of the five standard kinds, drawn per
   world, served the plain view alone (rung 4), the ledger and the statement quoted above it (rung 5),
-  the archive and the policy quoted too (rung 6), the four files quoted without it (rung 7), and
-  nothing but the task, the files read with read_file (rung 8);
-- rung 9 is rung 8 for a short month with three discrepancies; rung 10 the same month with the six
-  tools and the common prompt (the whole ledger written back); rung 11 the standard month (all five
-  standard kinds); rung 12 the hard month (eight kinds and decoys).
-Rungs 11 and 12 keep the seed's score; rungs 1 to 10 (`world.Profile.located_credit`) also credit a
+  the prior-period archive quoted too (rung 6), the policy too (rung 7), the four files quoted without
+  it (rung 8), and nothing but the task, the files read with read_file (rung 9);
+- rung 10 is rung 9 for a short month with three discrepancies; rung 11 the same month with the six
+  tools and the common prompt (the whole ledger written back); rung 12 the standard month (all five
+  standard kinds); rung 13 the hard month (eight kinds and decoys).
+Rungs 12 and 13 keep the seed's score; rungs 1 to 11 (`world.Profile.located_credit`) also credit a
 discrepancy located and each account it put wrong set right, and their policy says so (`scorer`), so
 that the books left alone score 0 and a partial correction more. The shipped world and the ``:hard``
 selectors name their own profile and take no level.
 
-Rungs 4 to 9 are served their own tool surface (`tools.SURFACES["append"]`: read_file,
+Rungs 4 to 10 are served their own tool surface (`tools.SURFACES["append"]`: read_file,
 run_beancount, write_ledger, book_correction, which appends one correcting transaction from a
 statement line's ref, an amount and two accounts, dated from the statement and checked as a whole:
 `correction`, and submit), rungs 1 to 3 the same with correct_bank_line in place of book_correction
 (`tools.SURFACES["bank"]`: the ref, the amount the correction adds to the operating bank account and
 the account opposite it, the shape of every correction those rungs ask for); one server serves one
-surface, so a taskset serves rungs of one surface only. Rungs 1 to 9 have their own prompts
+surface, so a taskset serves rungs of one surface only. Rungs 1 to 10 have their own prompts
 (`contract.PROMPTS`, the view's options by prompt in `contract.VIEWS`): the user messages of rungs 1
-to 6 show the view (`statement_view`), rung 5's quotes the ledger and the statement as given, rung 6's
-and rung 7's the archive and the policy too (`contract.QUOTES`). Every other world is served the six
-tools and the common prompt.
+to 7 show the view (`statement_view`), rung 5's quotes the ledger and the statement as given, rung 6's
+the archive too, rung 7's and rung 8's the policy too (`contract.QUOTES`). Every other world is served
+the six tools and the common prompt.
 """
 
 from __future__ import annotations
@@ -47,13 +47,14 @@ RUNGS = {
     3: {"profile": world.PROFILES["flagged"].name, "tools": "bank", "prompt": "flagged"},
     4: {"profile": world.PROFILES["single"].name, "tools": "append", "prompt": "append"},
     5: {"profile": world.PROFILES["single"].name, "tools": "append", "prompt": "pair"},
-    6: {"profile": world.PROFILES["single"].name, "tools": "append", "prompt": "quoted"},
-    7: {"profile": world.PROFILES["single"].name, "tools": "append", "prompt": "files"},
-    8: {"profile": world.PROFILES["single"].name, "tools": "append", "prompt": "read"},
-    9: {"profile": world.PROFILES["three"].name, "tools": "append", "prompt": "three"},
-    10: {"profile": world.PROFILES["three"].name, "tools": "full", "prompt": "full"},
-    11: {"profile": world.STANDARD.name, "tools": "full", "prompt": "full"},
-    12: {"profile": world.HARD.name, "tools": "full", "prompt": "full"},
+    6: {"profile": world.PROFILES["single"].name, "tools": "append", "prompt": "archive"},
+    7: {"profile": world.PROFILES["single"].name, "tools": "append", "prompt": "quoted"},
+    8: {"profile": world.PROFILES["single"].name, "tools": "append", "prompt": "files"},
+    9: {"profile": world.PROFILES["single"].name, "tools": "append", "prompt": "read"},
+    10: {"profile": world.PROFILES["three"].name, "tools": "append", "prompt": "three"},
+    11: {"profile": world.PROFILES["three"].name, "tools": "full", "prompt": "full"},
+    12: {"profile": world.STANDARD.name, "tools": "full", "prompt": "full"},
+    13: {"profile": world.HARD.name, "tools": "full", "prompt": "full"},
 }
 check_rungs(RUNGS)
 KNOB = "level"

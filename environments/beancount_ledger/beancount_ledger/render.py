@@ -145,11 +145,20 @@ def policy_md(world: World) -> str:
         if world.hard
         else ""
     )
+    # Most low rungs also offer a tool that appends one correction: their policy names both ways.
+    delivered, accepted = (
+        (
+            "with `write_ledger` or, where the task\noffers a tool that books one correction, with that tool",
+            "(written whole by `write_ledger`, or with a correction\n  appended by such a tool)",
+        )
+        if world.located_credit
+        else ("with `write_ledger`", "by `write_ledger`")
+    )
     return f"""# Accounting policy: {world.company}
 
 ## The job
 Reconcile `{BANK}` for {month} ({world.start} to {world.end}) against `bank_statement.csv`,
-correct the books, and deliver the corrected `ledger.beancount` with `write_ledger`.
+correct the books, and deliver the corrected `ledger.beancount` {delivered}.
 
 ## How a correction is recorded
 1. Never edit or delete an existing entry, directive or metadata line. Existing records stay byte-for-byte
@@ -177,7 +186,7 @@ correct the books, and deliver the corrected `ledger.beancount` with `write_ledg
   price or cost, and every transaction must sum to exactly zero; otherwise the result scores 0. A ledger
   with a `plugin`, `include`, `document` or disallowed `option` directive is never loaded and scores 0.
 {score_rule(world)}
-- The latest ledger accepted by `write_ledger` is the one scored, whether or not you call `submit`.
+- The latest ledger accepted {accepted} is the one scored, whether or not you call `submit`.
   If no ledger was ever written, the score is 0.
 """
 

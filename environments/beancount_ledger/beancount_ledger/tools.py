@@ -14,9 +14,9 @@ them from it: a tool never opens, lists or writes a file.
 The observation contract:
 
 - read tools accept only the eight file names, never paths, and serve exactly the task's eight
-  files, with the latest ledger accepted by `write_ledger` in place of the given one; with no
-  file system behind a name, a path, a symlink or a device can never be reached by any tool;
-  a text over the envelope is refused;
+  files, with the latest ledger accepted (by `write_ledger` or an appending tool) in place of the
+  given one; with no file system behind a name, a path, a symlink or a device can never be reached
+  by any tool; a text over the envelope is refused;
 - ``ledger.beancount`` is returned whole (LF-normalized), once per revision; a repeat read of
   the same revision gets a short receipt; other files come in numbered 200-line slices;
 - every reply is capped at `REPLY_CAP` bytes and counted against the episode's observation
@@ -144,8 +144,8 @@ SURFACES: dict[str, tuple[str, ...]] = {
     "append": ("read_file", "run_beancount", "write_ledger", "book_correction", "submit"),
     "bank": ("read_file", "run_beancount", "write_ledger", "correct_bank_line", "submit"),
 }
-"""The tools a server publishes, by surface: ``full`` (the six tools, every rung above the ninth,
-the shipped and hard worlds), ``append`` (rungs 4 to 9: the files are named in the prompt, so no
+"""The tools a server publishes, by surface: ``full`` (the six tools, every rung above the tenth,
+the shipped and hard worlds), ``append`` (rungs 4 to 10: the files are named in the prompt, so no
 listing or search; ``book_correction`` appends one correcting transaction from its parts, so the
 model neither copies the ledger nor writes Beancount syntax) and ``bank`` (rungs 1 to 3: the same
 with ``correct_bank_line`` in place of ``book_correction``, one correction that moves the bank by
@@ -419,7 +419,7 @@ class LedgerToolset(SharedToolset[LedgerToolsConfig, LedgerState]):
     @vf.tool
     @_guarded
     def submit(self) -> str:
-        """Submit: ends the episode. The latest ledger accepted by write_ledger is scored."""
+        """Submit: ends the episode. The latest ledger accepted (by any tool that writes it) is scored."""
         state = self.state
         state.submitted = True
         note = (

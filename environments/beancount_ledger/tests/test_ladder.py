@@ -50,21 +50,21 @@ def test_rungs_grow_in_discrepancies_and_length():
     worlds = {k: [keys.resolve(f"dev:{n}:level{k}") for n in range(40)] for k in LEVELS}
     plants = {k: {len(w.plants) for w in ws} for k, ws in worlds.items()}
     assert plants == {
-        **{k: {1} for k in (1, 2, 3, 4, 5, 6, 7, 8)},
-        9: {3},
+        **{k: {1} for k in (1, 2, 3, 4, 5, 6, 7, 8, 9)},
         10: {3},
-        11: {len(world.PLANT_KINDS)},
-        12: {len(world.HARD_KINDS)},
+        11: {3},
+        12: {len(world.PLANT_KINDS)},
+        13: {len(world.HARD_KINDS)},
     }
-    # Rungs 1 to 8 draw their single kind per world: rungs 1 to 3 (one world, three prompts) a line
-    # not booked, booked twice or booked at a wrong amount, rungs 4 to 8 (one world, five prompts)
-    # every standard kind; rungs 9 and 10 (one world, two surfaces) three of them.
+    # Rungs 1 to 9 draw their single kind per world: rungs 1 to 3 (one world, three prompts) a line
+    # not booked, booked twice or booked at a wrong amount, rungs 4 to 9 (one world, six prompts)
+    # every standard kind; rungs 10 and 11 (one world, two surfaces) three of them.
     flagged = {"missing", "duplicate", "wrong_amount"}
     assert all({w.plants[0].kind for w in worlds[k]} == flagged for k in (1, 2, 3))
-    assert all({w.plants[0].kind for w in worlds[k]} == set(world.PLANT_KINDS) for k in (4, 5, 6, 7, 8))
-    assert all(not w.hard for k in LEVELS[:-1] for w in worlds[k]) and all(w.hard for w in worlds[12])
+    assert all({w.plants[0].kind for w in worlds[k]} == set(world.PLANT_KINDS) for k in (4, 5, 6, 7, 8, 9))
+    assert all(not w.hard for k in LEVELS[:-1] for w in worlds[k]) and all(w.hard for w in worlds[13])
     size = {k: sum(len(w.booked) for w in ws) for k, ws in worlds.items()}
-    assert all(size[k] < size[11] < size[12] for k in range(1, 11))
+    assert all(size[k] < size[12] < size[13] for k in range(1, 12))
 
 
 def test_rung_one_books_every_other_line_once_at_its_amount():
@@ -102,11 +102,11 @@ def test_unset_level_serves_the_selectors_own_worlds(dev_worlds):
 @pytest.mark.parametrize(
     ("config", "words"),
     [
-        ({"selectors": ["dev:1"], "level": 0}, "level must be between 1 and 12, got 0"),
-        ({"selectors": ["dev:1"], "level": 13}, "level must be between 1 and 12, got 13"),
+        ({"selectors": ["dev:1"], "level": 0}, "level must be between 1 and 13, got 0"),
+        ({"selectors": ["dev:1"], "level": 14}, "level must be between 1 and 13, got 14"),
         ({"selectors": ["train:2:hard"], "level": 2}, "':hard' names its own profile"),
         ({"selectors": ["dev:2:level1"], "level": 2}, "already names level 1"),
-        ({"selectors": ["dev:2:level13"]}, "level must be between 1 and 12, got 13"),
+        ({"selectors": ["dev:2:level14"]}, "level must be between 1 and 13, got 14"),
     ],
 )
 def test_bad_combinations_fail_naming_the_knob(dev_worlds, config, words):
@@ -143,8 +143,8 @@ def test_a_levelled_selector_needs_its_own_manifest_record(no_operator, monkeypa
 
 
 def test_the_preflight_certifies_levels_on_request(monkeypatch):
-    assert preflight.levels("1-12") == LEVELS and preflight.levels("3,1") == [1, 3]
-    for bad in ("13", "x", "0-2"):
+    assert preflight.levels("1-13") == LEVELS and preflight.levels("3,1") == [1, 3]
+    for bad in ("14", "x", "0-2"):
         with pytest.raises(Exception, match="--levels"):
             preflight.levels(bad)
     selectors = preflight.population(1, 1, 0, [1, 8], 2)
@@ -181,13 +181,13 @@ def test_a_levelled_release_through_both_phases_of_the_preflight(no_operator, mo
 
 
 def test_the_low_rungs_are_served_their_own_prompts_and_tools(dev_worlds):
-    """Rungs 1 to 9: their own tools (rungs 1 to 3 correct_bank_line's surface, rungs 4 to 9
+    """Rungs 1 to 10: their own tools (rungs 1 to 3 correct_bank_line's surface, rungs 4 to 10
     book_correction's), each with its own prompt (rungs 1 to 4 the side-by-side view alone, with the
     account each line settles at rungs 1 and 2 and the line to correct named at rung 1; rung 5 the
-    ledger and the statement quoted above the view; rung 6 the archive and the policy quoted too;
-    rung 7 those four files alone; rungs 8 and 9 the task alone, for one line booked wrongly and for
-    three); every other world the six tools and the common prompt; one server serves one surface, so
-    mixing worlds of two surfaces fails at load, while the rungs of one share a server."""
+    ledger and the statement quoted above the view; rung 6 the archive quoted too; rung 7 the policy
+    too; rung 8 those four files alone; rungs 9 and 10 the task alone, for one line booked wrongly
+    and for three); every other world the six tools and the common prompt; one server serves one
+    surface, so mixing worlds of two surfaces fails at load, while the rungs of one share a server."""
     for level, name in ((1, "named"), (2, "settled"), (3, "flagged")):
         data, w = make_task_data(f"dev:0:level{level}"), keys.resolve(f"dev:0:level{level}")
         ledger, statement = data.files["ledger.beancount"], data.files["bank_statement.csv"]
@@ -201,74 +201,82 @@ def test_the_low_rungs_are_served_their_own_prompts_and_tools(dev_worlds):
     # The view names the line to correct only at rung 1, and it is the planted line.
     (fix,) = make_task_data("dev:0:level1").fixes
     assert make_task_data("dev:0:level1").prompt.split("The line to correct")[1].count(f"- {fix.ref} ") == 1
-    # Rungs 4 to 6 serve one world: the plain view alone, then the ledger and the statement quoted
-    # above it, then the archive and the policy quoted too.
-    four, five, six = (make_task_data(f"dev:0:level{k}") for k in (4, 5, 6))
+    # Rungs 4 to 7 serve one world: the plain view alone, then the ledger and the statement quoted
+    # above it, then the archive quoted too, then the policy too.
+    four, five, six, seven = (make_task_data(f"dev:0:level{k}") for k in (4, 5, 6, 7))
     w = keys.resolve("dev:0:level4")
-    assert four.files == five.files == six.files
-    assert keys.resolve("dev:0:level5").booked == keys.resolve("dev:0:level6").booked == w.booked
+    assert four.files == five.files == six.files == seven.files
+    assert all(keys.resolve(f"dev:0:level{k}").booked == w.booked for k in (5, 6, 7))
     matched = side_by_side(four.files["ledger.beancount"], four.files["bank_statement.csv"])
     month = f"{w.start:%B %Y}"
     assert four.system_prompt == contract.PROMPTS["append"][0]
-    assert five.system_prompt == contract.PROMPTS["pair"][0]
-    assert six.system_prompt == contract.PROMPTS["quoted"][0]
     assert four.prompt == contract.APPEND_USER_PROMPT.format(company=w.company, month=month, matched=matched)
-    pair, files = contract.quoted_files(five.files, "pair"), contract.quoted_files(six.files, "quoted")
-    assert five.prompt == contract.QUOTED_USER_PROMPT.format(
-        company=w.company, month=month, files=pair, matched=matched
-    )
-    assert six.prompt == contract.QUOTED_USER_PROMPT.format(
-        company=w.company, month=month, files=files, matched=matched
-    )
-    # Rungs 7 and 8 serve that world too: the four files quoted without the view, then nothing quoted.
-    seven, eight = make_task_data("dev:0:level7"), make_task_data("dev:0:level8")
-    assert seven.files == eight.files == four.files
-    assert seven.prompt == contract.FILES_USER_PROMPT.format(company=w.company, month=month, files=files)
-    assert eight.prompt == contract.READ_USER_PROMPT.format(company=w.company, month=month)
-    assert (seven.system_prompt, eight.system_prompt) == (
+    for data, name in ((five, "pair"), (six, "archive"), (seven, "quoted")):
+        assert data.system_prompt == contract.PROMPTS[name][0], name
+        files = contract.quoted_files(data.files, name)
+        assert data.prompt == contract.QUOTED_USER_PROMPT.format(
+            company=w.company, month=month, files=files, matched=matched
+        ), name
+    # Rungs 8 and 9 serve that world too: the four files quoted without the view, then nothing quoted.
+    eight, nine = make_task_data("dev:0:level8"), make_task_data("dev:0:level9")
+    assert eight.files == nine.files == four.files
+    files = contract.quoted_files(eight.files, "files")
+    assert eight.prompt == contract.FILES_USER_PROMPT.format(company=w.company, month=month, files=files)
+    assert nine.prompt == contract.READ_USER_PROMPT.format(company=w.company, month=month)
+    assert (eight.system_prompt, nine.system_prompt) == (
         contract.PROMPTS["files"][0],
         contract.PROMPTS["read"][0],
     )
-    # The quoted files are the files as given, whole: the ledger and the statement at rung 5, all four
-    # at rungs 6 and 7, none elsewhere; only rungs 1 to 6 show the view.
+    # The quoted files are the files as given, whole: the ledger and the statement at rung 5, the
+    # archive too at rung 6, all four at rungs 7 and 8, none elsewhere; only rungs 1 to 7 show the view.
     quoted = (
-        (five, contract.QUOTED[:2]),
-        (six, contract.QUOTED),
-        (seven, contract.QUOTED),
-        (four, ()),
-        (eight, ()),
+        (five, contract.QUOTED[:2], "two"),
+        (six, contract.QUOTED[:3], "three"),
+        (seven, contract.QUOTED, "four"),
+        (eight, contract.QUOTED, "four"),
+        (four, (), None),
+        (nine, (), None),
     )
-    assert contract.QUOTED[:2] == ("ledger.beancount", "bank_statement.csv")
-    for data, names in quoted:
+    assert contract.QUOTED == (
+        "ledger.beancount",
+        "bank_statement.csv",
+        "archive_prior_period.csv",
+        "policy.md",
+    )
+    for data, names, count in quoted:
         assert [name for name in contract.QUOTED if f"===== {name} =====" in data.prompt] == list(names)
         assert all(f"===== {name} =====\n{data.files[name]}" in data.prompt for name in names)
-    assert "quotes the first two as given" in five.system_prompt
-    assert all("quotes the first four as given" in q.system_prompt for q in (six, seven))
-    assert not any("quotes" in other.system_prompt for other in (four, eight))
-    assert all(": booked once: " in shown.prompt for shown in (four, five, six))
-    assert all(": booked once: " not in other.prompt for other in (seven, eight))
-    # Rung 5 sits between rungs 4 and 6: its user message is longer than rung 4's by the two files
-    # it quotes, and shorter than rung 6's by the two it does not.
-    assert len(four.prompt) < len(five.prompt) < len(six.prompt)
-    assert len(five.prompt) - len(four.prompt) > len(five.files["ledger.beancount"])
-    # Rung 9: rung 8's prompts for a month with three lines booked wrongly, the world rung 10 serves
+        assert ("quotes" in data.system_prompt) == bool(names)
+        assert not names or f"quotes the first {count} as given" in data.system_prompt
+    assert all(": booked once: " in shown.prompt for shown in (four, five, six, seven))
+    assert all(": booked once: " not in other.prompt for other in (eight, nine))
+    # Each of rungs 5 to 7 adds what it quotes to the rung below: its user message is longer than the
+    # rung below's by more than the file it adds.
+    steps = (
+        (four, five, "ledger.beancount"),
+        (five, six, "archive_prior_period.csv"),
+        (six, seven, "policy.md"),
+    )
+    for below, data, name in steps:
+        assert len(data.prompt) - len(below.prompt) > len(data.files[name]), name
+    # Rung 10: rung 9's prompts for a month with three lines booked wrongly, the world rung 11 serves
     # with the six tools.
-    nine, ten = make_task_data("dev:0:level9"), make_task_data("dev:0:level10")
-    w9 = keys.resolve("dev:0:level9")
-    assert nine.files == ten.files and len(nine.fixes) == 3
-    assert nine.prompt == contract.THREE_USER_PROMPT.format(company=w9.company, month=f"{w9.start:%B %Y}")
-    assert nine.system_prompt == contract.PROMPTS["three"][0] and "exactly three lines" in nine.system_prompt
-    for selector in ("dev:0", "dev:0:level10", "dev:0:level11", "dev:0:level12", "bank_recon_001"):
+    ten, eleven = make_task_data("dev:0:level10"), make_task_data("dev:0:level11")
+    w10 = keys.resolve("dev:0:level10")
+    assert ten.files == eleven.files and len(ten.fixes) == 3
+    assert ten.prompt == contract.THREE_USER_PROMPT.format(company=w10.company, month=f"{w10.start:%B %Y}")
+    assert ten.system_prompt == contract.PROMPTS["three"][0] and "exactly three lines" in ten.system_prompt
+    for selector in ("dev:0", "dev:0:level11", "dev:0:level12", "dev:0:level13", "bank_recon_001"):
         assert make_task_data(selector).system_prompt == contract.SYSTEM_PROMPT, selector
     # Every rule the common prompt states, the low rungs' prompts state too, each naming the tools
     # served beside it (the writers among them in the rule of what is scored).
     rules = contract.SYSTEM_PROMPT.split("Episode rules:")[1]
-    served = {ladder.RUNGS[level]["prompt"]: ladder.RUNGS[level]["tools"] for level in range(1, 10)}
+    served = {ladder.RUNGS[level]["prompt"]: ladder.RUNGS[level]["tools"] for level in range(1, 11)}
     assert served == {
         "named": "bank",
         "settled": "bank",
         "flagged": "bank",
-        **{name: "append" for name in ("append", "pair", "quoted", "files", "read", "three")},
+        **{name: "append" for name in ("append", "pair", "archive", "quoted", "files", "read", "three")},
     }
     writers = {"bank": "correct_bank_line", "append": "book_correction"}
     for name, surface in served.items():
@@ -285,8 +293,8 @@ def test_the_low_rungs_are_served_their_own_prompts_and_tools(dev_worlds):
     }
     assert {level: t.config.surface for level, (t,) in surfaces.items()} == {
         **{k: "bank" for k in (1, 2, 3)},
-        **{k: "append" for k in (4, 5, 6, 7, 8, 9)},
-        **{k: "full" for k in (10, 11, 12)},
+        **{k: "append" for k in (4, 5, 6, 7, 8, 9, 10)},
+        **{k: "full" for k in (11, 12, 13)},
     }
     (plain,) = LedgerTaskset.toolsets(LedgerConfig.model_construct(selectors=["dev:0", "bank_recon_001"]))
     assert plain.config.surface == "full"
@@ -294,8 +302,8 @@ def test_the_low_rungs_are_served_their_own_prompts_and_tools(dev_worlds):
     assert names == {name: sorted(published) for name, published in tools.SURFACES.items()}
     mixes = {
         ("dev:0:level1", "dev:1"): "level 1, 2, 3; every other world",
-        ("dev:0:level9", "dev:1:level10"): "level 4, 5, 6, 7, 8, 9; every other world",
-        ("dev:0:level3", "dev:1:level4"): "level 1, 2, 3; level 4, 5, 6, 7, 8, 9",
+        ("dev:0:level10", "dev:1:level11"): "level 4, 5, 6, 7, 8, 9, 10; every other world",
+        ("dev:0:level3", "dev:1:level4"): "level 1, 2, 3; level 4, 5, 6, 7, 8, 9, 10",
     }
     for mixed, groups in mixes.items():
         with pytest.raises(
@@ -305,7 +313,7 @@ def test_the_low_rungs_are_served_their_own_prompts_and_tools(dev_worlds):
     # The rungs of one surface share a server (asked of the ladder: an installed copy refuses dev
     # worlds at load).
     assert ladder.surface(["dev:0:level1", "dev:1:level2", "dev:2:level3"]) == "bank"
-    assert ladder.surface([f"dev:1:level{k}" for k in (4, 5, 6, 7, 8, 9)]) == "append"
+    assert ladder.surface([f"dev:1:level{k}" for k in (4, 5, 6, 7, 8, 9, 10)]) == "append"
 
 
 @pytest.mark.parametrize(
@@ -360,7 +368,7 @@ def test_the_prompts_subtraction_written_out_books_the_correction(level):
     assert seen == {"missing", "duplicate", "wrong_amount"}, seen
 
 
-@pytest.mark.parametrize("level", [1, 2, 3, 4, 5, 6])
+@pytest.mark.parametrize("level", [1, 2, 3, 4, 5, 6, 7])
 def test_the_side_by_side_view_is_read_from_the_files_and_names_no_fix(level):
     """Each statement line with a ref appears once, with every entry carrying its ref and nothing
     else: the view is the statement and the ledger's bank_ref entries, read by beancount's parser,

@@ -1,4 +1,4 @@
-"""What rungs 1 to 9 pay a booking rule that skips part of the work.
+"""What rungs 1 to 10 pay a booking rule that skips part of the work.
 
 The three rungs serve one world under three views (`contract.VIEWS`), and each marks the line booked
 other than once at its amount (rung 1 names it), so finding the line is reading the view; the work
@@ -13,8 +13,8 @@ the statement), and scores it.
 Only the prompt's rule earns the full score; every other earns at most what the scripted audit
 erring on 3 corrections in 10 does, and a rule that skips the amount, the account or the line earns at
 most half the score.
-The same rules at rung 4 (one discrepancy of the five standard kinds, the plain view; rungs 5 to 8 serve
-its worlds with files quoted, then without the view) and rung 9 (three of them; rung 10 serves its
+The same rules at rung 4 (one discrepancy of the five standard kinds, the plain view; rungs 5 to 9 serve
+its worlds with files quoted, then without the view) and rung 10 (three of them; rung 11 serves its
 worlds with the six tools) book one line where the view marks none: a
 line is marked when its bookings post other than its amount to the bank, which also marks the prior
 period's cheque where it rightly clears unbooked, and a wrong account or that cheque booked again
@@ -52,7 +52,7 @@ SETTLES = {
 }
 """The account each kind of statement line settles, by the first word of its description, as the
 rung-3 prompt states it (and the view of rungs 1 and 2 shows it); a cheque, which only the months of
-rungs 4 to 9 have (the prior period's, paying a bill), settles payables."""
+rungs 4 to 10 have (the prior period's, paying a bill), settles payables."""
 BANK = "Assets:Bank:Operating"
 LINES = ("marked", "first", "largest")
 SIGNS = ("as shown", "reversed", "by label")
@@ -140,7 +140,7 @@ def test_a_line_picked_by_layout_earns_at_most_the_located_share(means):
     assert max(layout.values()) <= 0.2, max(layout, key=layout.get)
 
 
-@pytest.mark.parametrize("level", [4, 9])
+@pytest.mark.parametrize("level", [4, 10])
 def test_above_rung_three_no_rule_earns_more_than_noisy_or_half(level):
     worlds = [make_task_data(f"dev:{n}:level{level}") for n in range(24)]
     means = _means(worlds)
