@@ -12,7 +12,7 @@ import re
 from decimal import Decimal
 
 import pytest
-from beancount_ledger import keys, render
+from beancount_ledger import keys, ladder, render
 from beancount_ledger.answer import correction_entry, golden_ledger, key_of
 from beancount_ledger.entitlement import entitled
 from beancount_ledger.scorer import score
@@ -71,6 +71,23 @@ def test_booking_statement_lines_wholesale_pays_nothing(level):
                 entries.append(f'{day} * "Check"\n  bank_ref: "{ref}"\n{legs}')
             text = key.original + "\n\n" + "\n\n".join(entries) + "\n"
             assert score(text, key).reward <= 0.2 / len(data.fixes) + 1e-9, (n, which)
+
+
+@pytest.mark.parametrize("level", sorted(ladder.RUNGS))
+def test_the_policy_says_whose_ledger_is_scored(level):
+    """A rung served a booking tool scores the ledger that tool writes, and its policy says so; rungs 12
+    and 13, served the six tools, keep the seed's sentence, which names write_ledger alone."""
+    data = make_task_data(f"dev:0:level{level}")
+    policy, booking = data.files["policy.md"], ladder.RUNGS[level]["tools"] != "full"
+    names_both = (
+        "with `write_ledger` or, where the task\noffers a tool that books one correction, with that tool"
+        in policy
+        and "(written whole by `write_ledger`, or with a correction\n  appended by such a tool)" in policy
+    )
+    assert names_both == key_of(data).located_credit, level
+    assert names_both or not booking, level  # every rung with a booking tool names its ledger
+    seed = "The latest ledger accepted by `write_ledger` is the one scored"
+    assert (seed in policy) == (not key_of(data).located_credit), level
 
 
 @pytest.mark.parametrize("level", [12, 13])
