@@ -35,7 +35,7 @@ from beancount_ledger.limits import (
     TOKEN_CEILING,
 )
 
-GENERATOR_VERSION = 6
+GENERATOR_VERSION = 7
 SCORER_CONTRACT = 6
 EPISODE_CONTRACT = 16
 

@@ -130,6 +130,12 @@ class _Month:
     def day(self, lo: int = 1, hi: int | None = None) -> date:
         return self.start + timedelta(days=self.rng.randint(lo, hi or self.end.day) - 1)
 
+    def cycle_day(self, seed_day: date) -> date:
+        """When the bank charges its fee, pays interest or clears the prior cheque: `seed_day` in the
+        seed's months; at the located-credit rungs any day of the month (the account's own cycle), so
+        neither end of the statement is where a discrepancy usually sits."""
+        return self.day() if self.profile.located_credit else seed_day
+
     def later(self, first: date) -> date:
         return first + timedelta(days=self.rng.randint(1, max(1, (self.end - first).days)))
 
@@ -286,14 +292,14 @@ def _bank_activity(m: _Month) -> None:
             m.later(max(issued, start)), v.name, f"Payment {ref}", legs, f"EFT {v.name.upper()} {ref}"
         )
     fee = _amount(rng, 8, 45)
-    m.bank_event(end, "", "Monthly account fee", [Posting(FEES, fee), Posting(BANK, -fee)], "ACCOUNT FEE")
+    legs = [Posting(FEES, fee), Posting(BANK, -fee)]
+    m.bank_event(m.cycle_day(end), "", "Monthly account fee", legs, "ACCOUNT FEE")
     merchant = _amount(rng, 12, 90)
     legs = [Posting(FEES, merchant), Posting(BANK, -merchant)]
     m.bank_event(m.day(3, end.day - 1), "", "Merchant facility fee", legs, "MERCHANT FEE")
     interest = _amount(rng, 2, 60)
-    m.bank_event(
-        end, "", "Interest", [Posting(BANK, interest), Posting(INTEREST, -interest)], "INTEREST PAID"
-    )
+    legs = [Posting(BANK, interest), Posting(INTEREST, -interest)]
+    m.bank_event(m.cycle_day(end), "", "Interest", legs, "INTEREST PAID")
     moved = money(rng.randint(10, 60) * 100)
     legs = [Posting(SAVINGS, moved), Posting(BANK, -moved)]
     m.bank_event(m.day(5, end.day - 2), "", "Transfer to savings", legs, "TRANSFER TO SAVINGS")
@@ -305,8 +311,9 @@ def _bank_activity(m: _Month) -> None:
             Event(Entry(d, v.name, f"Payment {ref}", legs_, (("cheque", f"CHQ-{m.chq_no}"),)), None)
         )
     if m.profile.prior_cheque_clears:
+        cleared = m.cycle_day(m.day(2, 12))
         m.events.append(
-            Event(None, BankLine(m.day(2, 12), "pending", f"CHEQUE {m.prior_chq[0]}", -m.prior_chq[1]))
+            Event(None, BankLine(cleared, "pending", f"CHEQUE {m.prior_chq[0]}", -m.prior_chq[1]))
         )
 
 
