@@ -311,7 +311,7 @@ def _bank_activity(m: _Month) -> None:
             Event(Entry(d, v.name, f"Payment {ref}", legs_, (("cheque", f"CHQ-{m.chq_no}"),)), None)
         )
     if m.profile.prior_cheque_clears:
-        cleared = m.cycle_day(m.day(2, 12))
+        cleared = m.cycle_day(m.day(2, 12))  # the seed's day is drawn either way: 0.15.0's worlds as measured
         m.events.append(
             Event(None, BankLine(cleared, "pending", f"CHEQUE {m.prior_chq[0]}", -m.prior_chq[1]))
         )
