@@ -20,7 +20,7 @@ CASES = {
     "us-sut-reconciliation-v1": ([], {"figure-credit": "partial"}),
     "geo-reprojection-v1": ([], {"graded": "True", "graded-halflife": "1e7"}),
     "beancount-ledger": (
-        ["--env.taskset.selectors", '["dev:0:level11", "dev:1:level11"]'],
+        ["--env.taskset.selectors", '["dev:0:level13", "dev:1:level13"]'],
         {"scorer-contract": "5"},
     ),
 }

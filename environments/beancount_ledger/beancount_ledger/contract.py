@@ -5,8 +5,8 @@ Every number a model is held to is defined in `limits`, stated in the prompt her
 the digest; changing any of them (or the tool schemas as the MCP server publishes them, or the
 versions of the libraries that generate and carry those schemas, whose installed versions enter
 the digest) changes `episode_digest()`. Three tool surfaces are served (`tools.SURFACES`): the six
-tools with `SYSTEM_PROMPT`, correct_bank_line's with the prompts of rungs 1 to 3 (built from the options
-of the view their user message shows, `VIEWS`), and book_correction's with rungs 4 to 10's (the view
+tools with `SYSTEM_PROMPT`, correct_bank_line's with the prompts of rungs 1 to 4 (built from the options
+of the view their user message shows, `VIEWS`), and book_correction's with rungs 5 to 12's (the view
 alone, the ledger and the statement quoted above it, then the archive too, then the policy too, those
 four files alone, then nothing quoted for one line booked wrongly and for three); one digest covers them
 all (each surface's schemas and prompts). So does a harness choice that changes what the model is sent:
@@ -37,7 +37,7 @@ from beancount_ledger.limits import (
 
 GENERATOR_VERSION = 7
 SCORER_CONTRACT = 6
-EPISODE_CONTRACT = 16
+EPISODE_CONTRACT = 17
 
 
 def _episode_rules(writers: str) -> str:
@@ -132,23 +132,29 @@ Expenses:BankFees; INTEREST PAID Income:Interest; TRANSFER TO SAVINGS Assets:Ban
 _AS_SHOWN = "the account the line settles, which the user message shows beside it as (settles <account>)"
 
 
-def _flagged_system(settles: bool = False, names: bool = False) -> str:
-    """The system prompt of a rung whose user message is the side-by-side view marking a line booked at
-    another amount (`VIEWS`): with `settles` the view shows the account each line settles, with `names`
-    it names the line to correct."""
+def _flagged_system(settles: bool = False, names: bool = False, amounts: bool = False) -> str:
+    """The system prompt of a rung whose user message is the side-by-side view of a month with one line
+    booked wrongly (`VIEWS`): with `amounts` the view marks a line booked at another amount, with
+    `settles` it shows the account each line settles, with `names` it names the line to correct."""
     view = "the account it settles, " if settles else ""
-    find = (
-        "Take the line the user message names at its end: the one line not booked once at its amount."
-        if names
-        else "Find the line not booked, booked twice, or booked once at another amount."
-    )
+    marked = " (and whether one entry books it at another amount)" if amounts else ""
+    if names:
+        find = "Take the line the user message names at its end: the one line not booked once at its amount."
+    elif amounts:
+        find = "Find the line not booked, booked twice, or booked once at another amount."
+    else:
+        find = (
+            "Find the line not booked, booked twice, or booked once at another amount: for a line booked "
+            "once, compare the amount its entry posts to Assets:Bank:Operating with the line's amount (the "
+            "view does not mark the difference)."
+        )
     return f"""{OPENING} This month exactly one line of the bank statement is booked wrongly in \
 the ledger: no entry books it, two entries do, or one entry books it at another amount than the line's (a keying \
 error). Every other line is booked once, at its amount, to the right accounts (no cheque from \
 the prior period clears this month), so the line to correct is the one line not booked once at its amount.
 
 The user message lists each statement line (ref, date, description, amount), {view}how many ledger entries carry \
-its ref (and whether one entry books it at another amount), and what they post. The workspace files behind it \
+its ref{marked}, and what they post. The workspace files behind it \
 (read_file returns each by its name): ledger.beancount (the books, the file the score reads), \
 bank_statement.csv, archive_prior_period.csv, policy.md (how a correction is recorded and scored, in full), \
 accounts.csv (the only accounts you may use), customers.csv, vendors.csv and manifest.md.
@@ -185,7 +191,7 @@ Tools: read_file, correct_bank_line, write_ledger, run_beancount, submit.
 {_episode_rules("write_ledger or correct_bank_line")}"""
 
 
-def _flagged_user(settles: bool = False, names: bool = False) -> str:
+def _flagged_user(settles: bool = False) -> str:
     """The user message template of such a rung: the side-by-side view (`statement_view`) as `matched`."""
     view = "the account it settles, " if settles else ""
     return (
@@ -200,13 +206,14 @@ VIEWS = {
     "named": {"settles": True, "names": True, "amounts": True},
     "settled": {"settles": True, "amounts": True},
     "flagged": {"amounts": True},
+    "unmarked": {},
     "append": {},
     "pair": {},
     "archive": {},
     "quoted": {},
 }
 """The side-by-side view's options (`statement_view.side_by_side`) by prompt name: the prompts of rungs 1
-to 7 show the view; ``files``, ``read``, ``three`` and ``full`` do not."""
+to 9 show the view; ``files``, ``read``, ``three`` and ``full`` do not."""
 
 USER_PROMPT = "Reconcile the books of {company} for {month} and deliver the corrected ledger."
 _APPEND_TASK = (
@@ -216,9 +223,9 @@ _APPEND_TASK = (
 APPEND_USER_PROMPT = (
     _APPEND_TASK + " Each bank statement line beside the ledger entries carrying its ref:\n\n{matched}\n"
 )
-"""Rung 4's user message: the side-by-side view alone."""
+"""Rung 5's and rung 6's user message: the side-by-side view alone."""
 QUOTED = ("ledger.beancount", "bank_statement.csv", "archive_prior_period.csv", "policy.md")
-"""The files rung 7's and rung 8's user messages quote, as given; rung 5's quotes the first two, rung 6's
+"""The files rung 9's and rung 10's user messages quote, as given; rung 7's quotes the first two, rung 8's
 the first three."""
 QUOTES = {"pair": QUOTED[:2], "archive": QUOTED[:3], "quoted": QUOTED, "files": QUOTED}
 """The files each prompt's user message quotes, by prompt name (the others quote none)."""
@@ -226,20 +233,20 @@ QUOTED_USER_PROMPT = (
     _APPEND_TASK + " The files as given:\n\n{files}\n"
     "===== each bank statement line beside the ledger entries carrying its ref =====\n{matched}\n"
 )
-"""Rung 5's to rung 7's user message: the files the prompt quotes (`QUOTES`) as given, then the
+"""Rung 7's to rung 9's user message: the files the prompt quotes (`QUOTES`) as given, then the
 side-by-side view."""
 
 
 FILES_USER_PROMPT = _APPEND_TASK + " The files as given:\n\n{files}"
-"""Rung 8's user message: the files of `QUOTED` as given, without the view."""
+"""Rung 10's user message: the files of `QUOTED` as given, without the view."""
 _READ = " Read the ledger and the statement with read_file."
 READ_USER_PROMPT = _APPEND_TASK + _READ
-"""Rung 9's user message: the task alone; the files are read with read_file."""
+"""Rung 11's user message: the task alone; the files are read with read_file."""
 THREE_USER_PROMPT = (
     "Reconcile the books of {company} for {month}: find the three bank statement lines booked wrongly and "
     "book the correction of each with book_correction." + _READ
 )
-"""Rung 10's user message: rung 9's for a month with three lines booked wrongly."""
+"""Rung 12's user message: rung 11's for a month with three lines booked wrongly."""
 
 
 def quoted_files(files: dict[str, str], prompt: str) -> str:
@@ -248,11 +255,6 @@ def quoted_files(files: dict[str, str], prompt: str) -> str:
     return "\n".join(
         f"===== {name} =====\n{files[name].rstrip(chr(10))}\n" for name in QUOTES.get(prompt, ())
     )
-
-
-def _shown(name: str) -> tuple[bool, bool]:
-    """Whether the view of the prompts `name` shows the accounts lines settle, and names the line."""
-    return VIEWS[name].get("settles", False), VIEWS[name].get("names", False)
 
 
 PROMPTS = {
@@ -265,8 +267,8 @@ PROMPTS = {
     "read": (_append_system(quoted=0, view=False), READ_USER_PROMPT),
     "three": (_append_system(quoted=0, view=False, lines=3), THREE_USER_PROMPT),
     **{
-        name: (_flagged_system(*_shown(name)), _flagged_user(*_shown(name)))
-        for name in ("named", "settled", "flagged")
+        name: (_flagged_system(**VIEWS[name]), _flagged_user(VIEWS[name].get("settles", False)))
+        for name in ("named", "settled", "flagged", "unmarked")
     },
 }
 """(system prompt, user prompt template) by name: a rung's ``prompt`` (`ladder.RUNGS`), ``full`` for every
@@ -364,7 +366,8 @@ def episode_digest(replay_reasoning: bool = REPLAY_REASONING) -> dict[str, objec
         # single-discrepancy month since 10, rungs 1 to 3 served correct_bank_line in its place
         # since 11, and their third kind, a line booked at another amount, since 12; the single-discrepancy
         # month's files quoted without the view, then read, and a month of three lines, since 14; the
-        # ledger and the statement quoted above the view, since 15; those and the archive, since 16).
+        # ledger and the statement quoted above the view, since 15; those and the archive, since 16; the
+        # view without its mark of a line booked at another amount, since 17).
         "surfaces": {
             name: {"tools": tool_schemas(surface), "system_prompt": system, "user_prompt": user}
             for name, (system, user) in PROMPTS.items()

@@ -1,9 +1,9 @@
 """One correcting transaction built from its parts: what the low rungs' ``book_correction`` and
 ``correct_bank_line`` append.
 
-Every correction the policy asks for at rungs 1 to 10 moves one amount between two accounts on the
+Every correction the policy asks for at rungs 1 to 12 moves one amount between two accounts on the
 date of a bank statement line, tagged with that line's ``ref``; a line not booked, booked twice or
-booked at a wrong amount (all that rungs 1 to 3 plant) is corrected by moving the operating bank
+booked at a wrong amount (all that rungs 1 to 5 plant) is corrected by moving the operating bank
 account and the one account opposite it. ``book_correction`` takes the ref, the amount and the two
 accounts as plain arguments (`correcting_entry`), ``correct_bank_line`` the ref, the bank's amount
 (as an amount, or as the arithmetic that gives it, worked out exactly in piv-core's bounded calculator
@@ -95,7 +95,7 @@ def correcting_entry(date: object, bank_ref: object, account: object, amount: ob
 def bank_entry(date: object, bank_ref: object, bank_amount: object, account: object) -> str:
     """The transaction that moves the operating bank account (`BANK`) by `bank_amount` and posts
     its negative to `account`, dated `date` and tagged ``bank_ref: "<bank_ref>"``: the shape of
-    every correction rungs 1 to 3 ask for. `bank_amount` may be written as the arithmetic that gives
+    every correction rungs 1 to 4 ask for. `bank_amount` may be written as the arithmetic that gives
     it (``"1250.00 - 1205.00"``), worked out exactly here, so that those rungs ask which figures make
     the correction and not the sum itself. Raises ValueError naming the first bad part."""
     day = _dated(date)

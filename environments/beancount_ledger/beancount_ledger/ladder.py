@@ -4,33 +4,36 @@ A level is applied on top of the selectors: ``selectors=["train:0-99"], level=1`
 ``train:0:level1`` .. ``train:99:level1``, each keyed by its own selector (so a rung never serves
 another rung's world, nor the unlevelled one) and drawn from its split's years. Each rung changes one
 thing from the rung below:
-- rungs 1 to 3 are a short month with one line not booked, booked twice or booked at a wrong amount
+- rungs 1 to 5 are a short month with one line not booked, booked twice or booked at a wrong amount
   and nothing else irregular on the statement (no prior-period cheque clearing), served the statement
   beside the ledger entries carrying each line's ref, a line booked at another amount marked so, with
   the account each line settles and the line to correct named (rung 1); without the name (rung 2);
-  without the accounts (rung 3);
-- rungs 4 to 9 are a short month with a single discrepancy of the five standard kinds, drawn per
-  world, served the plain view alone (rung 4), the ledger and the statement quoted above it (rung 5),
-  the prior-period archive quoted too (rung 6), the policy too (rung 7), the four files quoted without
-  it (rung 8), and nothing but the task, the files read with read_file (rung 9);
-- rung 10 is rung 9 for a short month with three discrepancies; rung 11 the same month with the six
-  tools and the common prompt (the whole ledger written back); rung 12 the standard month (all five
-  standard kinds); rung 13 the hard month (eight kinds and decoys).
-Rungs 12 and 13 keep the seed's score; rungs 1 to 11 (`world.Profile.located_credit`) also credit a
+  without the accounts (rung 3); without the mark, so that a line's amount is compared with its
+  booking's (rung 4); and that view with rung 6's tools and prompt, book_correction in place of
+  correct_bank_line (rung 5);
+- rungs 6 to 11 are a short month with a single discrepancy of the five standard kinds, drawn per
+  world, served rung 5's tools and prompt: the plain view alone (rung 6), the ledger and the statement
+  quoted above it (rung 7), the prior-period archive quoted too (rung 8), the policy too (rung 9), the
+  four files quoted without it (rung 10), and nothing but the task, the files read with read_file
+  (rung 11);
+- rung 12 is rung 11 for a short month with three discrepancies; rung 13 the same month with the six
+  tools and the common prompt (the whole ledger written back); rung 14 the standard month (all five
+  standard kinds); rung 15 the hard month (eight kinds and decoys).
+Rungs 14 and 15 keep the seed's score; rungs 1 to 13 (`world.Profile.located_credit`) also credit a
 discrepancy located and each account it put wrong set right, and their policy says so (`scorer`), so
 that the books left alone score 0 and a partial correction more. The shipped world and the ``:hard``
 selectors name their own profile and take no level.
 
-Rungs 4 to 10 are served their own tool surface (`tools.SURFACES["append"]`: read_file,
+Rungs 5 to 12 are served their own tool surface (`tools.SURFACES["append"]`: read_file,
 run_beancount, write_ledger, book_correction, which appends one correcting transaction from a
 statement line's ref, an amount and two accounts, dated from the statement and checked as a whole:
-`correction`, and submit), rungs 1 to 3 the same with correct_bank_line in place of book_correction
+`correction`, and submit), rungs 1 to 4 the same with correct_bank_line in place of book_correction
 (`tools.SURFACES["bank"]`: the ref, the amount the correction adds to the operating bank account and
 the account opposite it, the shape of every correction those rungs ask for); one server serves one
-surface, so a taskset serves rungs of one surface only. Rungs 1 to 10 have their own prompts
+surface, so a taskset serves rungs of one surface only. Rungs 1 to 12 have their own prompts
 (`contract.PROMPTS`, the view's options by prompt in `contract.VIEWS`): the user messages of rungs 1
-to 7 show the view (`statement_view`), rung 5's quotes the ledger and the statement as given, rung 6's
-the archive too, rung 7's and rung 8's the policy too (`contract.QUOTES`). Every other world is served
+to 9 show the view (`statement_view`), rung 7's quotes the ledger and the statement as given, rung 8's
+the archive too, rung 9's and rung 10's the policy too (`contract.QUOTES`). Every other world is served
 the six tools and the common prompt.
 """
 
@@ -45,16 +48,18 @@ RUNGS = {
     1: {"profile": world.PROFILES["flagged"].name, "tools": "bank", "prompt": "named"},
     2: {"profile": world.PROFILES["flagged"].name, "tools": "bank", "prompt": "settled"},
     3: {"profile": world.PROFILES["flagged"].name, "tools": "bank", "prompt": "flagged"},
-    4: {"profile": world.PROFILES["single"].name, "tools": "append", "prompt": "append"},
-    5: {"profile": world.PROFILES["single"].name, "tools": "append", "prompt": "pair"},
-    6: {"profile": world.PROFILES["single"].name, "tools": "append", "prompt": "archive"},
-    7: {"profile": world.PROFILES["single"].name, "tools": "append", "prompt": "quoted"},
-    8: {"profile": world.PROFILES["single"].name, "tools": "append", "prompt": "files"},
-    9: {"profile": world.PROFILES["single"].name, "tools": "append", "prompt": "read"},
-    10: {"profile": world.PROFILES["three"].name, "tools": "append", "prompt": "three"},
-    11: {"profile": world.PROFILES["three"].name, "tools": "full", "prompt": "full"},
-    12: {"profile": world.STANDARD.name, "tools": "full", "prompt": "full"},
-    13: {"profile": world.HARD.name, "tools": "full", "prompt": "full"},
+    4: {"profile": world.PROFILES["flagged"].name, "tools": "bank", "prompt": "unmarked"},
+    5: {"profile": world.PROFILES["flagged"].name, "tools": "append", "prompt": "append"},
+    6: {"profile": world.PROFILES["single"].name, "tools": "append", "prompt": "append"},
+    7: {"profile": world.PROFILES["single"].name, "tools": "append", "prompt": "pair"},
+    8: {"profile": world.PROFILES["single"].name, "tools": "append", "prompt": "archive"},
+    9: {"profile": world.PROFILES["single"].name, "tools": "append", "prompt": "quoted"},
+    10: {"profile": world.PROFILES["single"].name, "tools": "append", "prompt": "files"},
+    11: {"profile": world.PROFILES["single"].name, "tools": "append", "prompt": "read"},
+    12: {"profile": world.PROFILES["three"].name, "tools": "append", "prompt": "three"},
+    13: {"profile": world.PROFILES["three"].name, "tools": "full", "prompt": "full"},
+    14: {"profile": world.STANDARD.name, "tools": "full", "prompt": "full"},
+    15: {"profile": world.HARD.name, "tools": "full", "prompt": "full"},
 }
 check_rungs(RUNGS)
 KNOB = "level"

@@ -1,6 +1,6 @@
 """The release preflight: mint the keyed population, gate every world, and write the signed manifest.
 
-``beancount-ledger-preflight [--train 1000] [--eval 200] [--hard 200] [--levels 1-13 [--level-worlds 100]]
+``beancount-ledger-preflight [--train 1000] [--eval 200] [--hard 200] [--levels 1-15 [--level-worlds 100]]
 [--search 24] [--manifest PATH]``
 
 ``--levels`` also certifies rungs of the difficulty ladder (`ladder.py`): ``train:<n>:level<k>`` and
@@ -220,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eval", type=indices, default=200, help="eval:<n> worlds (default 200)")
     parser.add_argument("--hard", type=indices, default=200, help="train:<n>:hard worlds (default 200)")
     parser.add_argument(
-        "--levels", type=levels, default=[], help="rungs to certify too, e.g. 1-13 (default none)"
+        "--levels", type=levels, default=[], help="rungs to certify too, e.g. 1-15 (default none)"
     )
     parser.add_argument(
         "--level-worlds",

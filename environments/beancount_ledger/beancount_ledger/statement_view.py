@@ -6,8 +6,9 @@ is absent from the files or the policy. Its options add what a rung gives away, 
 booked once at another amount than the statement's marked as such (rungs 1 to 3, so that their line to
 correct is the one the view marks, whatever its kind), the account each line settles by its
 description, as the policy names it (rungs 1 and 2), and the line to correct named at the end (rung 1).
-Rungs 1 to 4's user message is this view; rungs 5 to 7 show it plain under the quoted files,
-so that the comparison is one line at a time; from rung 8 up the model compares the files itself.
+Rungs 1 to 6's user message is this view (plain from rung 4, where the model compares a line's amount
+with its booking's); rungs 7 to 9 show it plain under the quoted files, so that the comparison is one
+line at a time; from rung 10 up the model compares the files itself.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Task: a small trading company's month. Eight public files (the ledger with five planted
 discrepancies, the bank statement, chart, counterparties, prior-period archive, policy,
 manifest) are seeded into the rollout's state and written into its workspace; the model works
-through six tools (rungs 1 to 10: five, with ``correct_bank_line`` or ``book_correction``; one server
+through six tools (rungs 1 to 12: five, with ``correct_bank_line`` or ``book_correction``; one server
 per env worker, shared by its rollouts, serving each rollout's files from its state: `tools.py`)
 and writes the corrected ledger.
 Reward (`ledger`, weight 1): `scorer.score` of the latest ledger accepted by `write_ledger` (or by

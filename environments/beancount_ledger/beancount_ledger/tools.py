@@ -145,9 +145,9 @@ SURFACES: dict[str, tuple[str, ...]] = {
     "bank": ("read_file", "run_beancount", "write_ledger", "correct_bank_line", "submit"),
 }
 """The tools a server publishes, by surface: ``full`` (the six tools, every rung above the tenth,
-the shipped and hard worlds), ``append`` (rungs 4 to 10: the files are named in the prompt, so no
+the shipped and hard worlds), ``append`` (rungs 5 to 12: the files are named in the prompt, so no
 listing or search; ``book_correction`` appends one correcting transaction from its parts, so the
-model neither copies the ledger nor writes Beancount syntax) and ``bank`` (rungs 1 to 3: the same
+model neither copies the ledger nor writes Beancount syntax) and ``bank`` (rungs 1 to 4: the same
 with ``correct_bank_line`` in place of ``book_correction``, one correction that moves the bank by
 an amount against one other account, the shape of every correction those rungs ask for). Every
 surface reaches everything the score counts."""

@@ -56,7 +56,7 @@ def test_no_edit_set_scores_above_its_entitlement(name, data):
     assert 0.0 <= result.strict <= result.entitlement <= 1.0
 
 
-@pytest.mark.parametrize("name", ["bank_recon_001", "dev:1:level1", "dev:4:level12"])
+@pytest.mark.parametrize("name", ["bank_recon_001", "dev:1:level1", "dev:4:level14"])
 def test_no_plug_passes_for_padding(name):
     """The pad-and-plug subspace swept whole (72 edit sets a world): a plug beside a used pad, with
     every flag, date and metadata, forged ``lineno``/``filename`` included. Against the scorer that
@@ -114,9 +114,9 @@ def test_an_original_changed_anywhere_is_a_changed_record(how):
 def test_the_preflight_runs_the_search_on_every_world(dev_worlds):
     from beancount_ledger import preflight
 
-    minted = preflight.mint("train:3:level11", search=6)
+    minted = preflight.mint("train:3:level13", search=6)
     assert not minted.failures, minted.failures
     assert minted.searched == 6
     worst = [r for r in minted.attacks if r.name == "generative_search"]
     assert len(worst) == 1 and not worst[0].exploit
-    assert preflight.mint("train:3:level11", search=6).attacks[-1] == worst[0]  # seeded by the world
+    assert preflight.mint("train:3:level13", search=6).attacks[-1] == worst[0]  # seeded by the world

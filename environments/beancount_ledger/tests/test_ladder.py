@@ -50,21 +50,21 @@ def test_rungs_grow_in_discrepancies_and_length():
     worlds = {k: [keys.resolve(f"dev:{n}:level{k}") for n in range(40)] for k in LEVELS}
     plants = {k: {len(w.plants) for w in ws} for k, ws in worlds.items()}
     assert plants == {
-        **{k: {1} for k in (1, 2, 3, 4, 5, 6, 7, 8, 9)},
-        10: {3},
-        11: {3},
-        12: {len(world.PLANT_KINDS)},
-        13: {len(world.HARD_KINDS)},
+        **{k: {1} for k in range(1, 12)},
+        12: {3},
+        13: {3},
+        14: {len(world.PLANT_KINDS)},
+        15: {len(world.HARD_KINDS)},
     }
-    # Rungs 1 to 9 draw their single kind per world: rungs 1 to 3 (one world, three prompts) a line
-    # not booked, booked twice or booked at a wrong amount, rungs 4 to 9 (one world, six prompts)
-    # every standard kind; rungs 10 and 11 (one world, two surfaces) three of them.
+    # Rungs 1 to 11 draw their single kind per world: rungs 1 to 5 (one world, five prompts) a line
+    # not booked, booked twice or booked at a wrong amount, rungs 6 to 11 (one world, six prompts)
+    # every standard kind; rungs 12 and 13 (one world, two surfaces) three of them.
     flagged = {"missing", "duplicate", "wrong_amount"}
-    assert all({w.plants[0].kind for w in worlds[k]} == flagged for k in (1, 2, 3))
-    assert all({w.plants[0].kind for w in worlds[k]} == set(world.PLANT_KINDS) for k in (4, 5, 6, 7, 8, 9))
-    assert all(not w.hard for k in LEVELS[:-1] for w in worlds[k]) and all(w.hard for w in worlds[13])
+    assert all({w.plants[0].kind for w in worlds[k]} == flagged for k in range(1, 6))
+    assert all({w.plants[0].kind for w in worlds[k]} == set(world.PLANT_KINDS) for k in range(6, 12))
+    assert all(not w.hard for k in LEVELS[:-1] for w in worlds[k]) and all(w.hard for w in worlds[15])
     size = {k: sum(len(w.booked) for w in ws) for k, ws in worlds.items()}
-    assert all(size[k] < size[12] < size[13] for k in range(1, 12))
+    assert all(size[k] < size[14] < size[15] for k in range(1, 14))
 
 
 def test_rung_one_books_every_other_line_once_at_its_amount():
@@ -102,11 +102,11 @@ def test_unset_level_serves_the_selectors_own_worlds(dev_worlds):
 @pytest.mark.parametrize(
     ("config", "words"),
     [
-        ({"selectors": ["dev:1"], "level": 0}, "level must be between 1 and 13, got 0"),
-        ({"selectors": ["dev:1"], "level": 14}, "level must be between 1 and 13, got 14"),
+        ({"selectors": ["dev:1"], "level": 0}, "level must be between 1 and 15, got 0"),
+        ({"selectors": ["dev:1"], "level": 16}, "level must be between 1 and 15, got 16"),
         ({"selectors": ["train:2:hard"], "level": 2}, "':hard' names its own profile"),
         ({"selectors": ["dev:2:level1"], "level": 2}, "already names level 1"),
-        ({"selectors": ["dev:2:level14"]}, "level must be between 1 and 13, got 14"),
+        ({"selectors": ["dev:2:level16"]}, "level must be between 1 and 15, got 16"),
     ],
 )
 def test_bad_combinations_fail_naming_the_knob(dev_worlds, config, words):
@@ -143,8 +143,8 @@ def test_a_levelled_selector_needs_its_own_manifest_record(no_operator, monkeypa
 
 
 def test_the_preflight_certifies_levels_on_request(monkeypatch):
-    assert preflight.levels("1-13") == LEVELS and preflight.levels("3,1") == [1, 3]
-    for bad in ("14", "x", "0-2"):
+    assert preflight.levels("1-15") == LEVELS and preflight.levels("3,1") == [1, 3]
+    for bad in ("16", "x", "0-2"):
         with pytest.raises(Exception, match="--levels"):
             preflight.levels(bad)
     selectors = preflight.population(1, 1, 0, [1, 8], 2)
@@ -181,14 +181,17 @@ def test_a_levelled_release_through_both_phases_of_the_preflight(no_operator, mo
 
 
 def test_the_low_rungs_are_served_their_own_prompts_and_tools(dev_worlds):
-    """Rungs 1 to 10: their own tools (rungs 1 to 3 correct_bank_line's surface, rungs 4 to 10
-    book_correction's), each with its own prompt (rungs 1 to 4 the side-by-side view alone, with the
-    account each line settles at rungs 1 and 2 and the line to correct named at rung 1; rung 5 the
-    ledger and the statement quoted above the view; rung 6 the archive quoted too; rung 7 the policy
-    too; rung 8 those four files alone; rungs 9 and 10 the task alone, for one line booked wrongly
-    and for three); every other world the six tools and the common prompt; one server serves one
-    surface, so mixing worlds of two surfaces fails at load, while the rungs of one share a server."""
-    for level, name in ((1, "named"), (2, "settled"), (3, "flagged")):
+    """Rungs 1 to 12: their own tools (rungs 1 to 4 correct_bank_line's surface, rungs 5 to 12
+    book_correction's), each with its own prompt (rungs 1 to 6 the side-by-side view alone, with the
+    account each line settles at rungs 1 and 2, the line to correct named at rung 1, and a line booked
+    at another amount marked at rungs 1 to 3; rung 5 the prompt of rung 6 on rung 4's worlds; rung 7
+    the ledger and the statement quoted above the view; rung 8 the archive quoted too; rung 9 the
+    policy too; rung 10 those four files alone; rungs 11 and 12 the task alone, for one line booked
+    wrongly and for three); every other world the six tools and the common prompt; one server serves
+    one surface, so mixing worlds of two surfaces fails at load, while the rungs of one share a
+    server."""
+    flagged = {}
+    for level, name in ((1, "named"), (2, "settled"), (3, "flagged"), (4, "unmarked")):
         data, w = make_task_data(f"dev:0:level{level}"), keys.resolve(f"dev:0:level{level}")
         ledger, statement = data.files["ledger.beancount"], data.files["bank_statement.csv"]
         matched = side_by_side(ledger, statement, **contract.VIEWS[name])
@@ -198,44 +201,59 @@ def test_the_low_rungs_are_served_their_own_prompts_and_tools(dev_worlds):
         assert ("(settles " in data.prompt) == (level < 3) and ("The line to correct" in data.prompt) == (
             level < 2
         )
+        # The prompt says whether the view marks a line booked at another amount, as the view does.
+        assert ("whether one entry books it at another amount" in system) == (level < 4), level
+        assert ("the view does not mark the difference" in system) == (level == 4), level
+        flagged[level] = data
+    assert all(data.files == flagged[1].files for data in flagged.values())
     # The view names the line to correct only at rung 1, and it is the planted line.
     (fix,) = make_task_data("dev:0:level1").fixes
     assert make_task_data("dev:0:level1").prompt.split("The line to correct")[1].count(f"- {fix.ref} ") == 1
-    # Rungs 4 to 7 serve one world: the plain view alone, then the ledger and the statement quoted
+    # Rung 5 serves rung 4's world rung 6's tools and prompts (the plain view alone); rungs 6 to 9
+    # serve one world of five kinds: the plain view alone, then the ledger and the statement quoted
     # above it, then the archive quoted too, then the policy too.
-    four, five, six, seven = (make_task_data(f"dev:0:level{k}") for k in (4, 5, 6, 7))
-    w = keys.resolve("dev:0:level4")
-    assert four.files == five.files == six.files == seven.files
-    assert all(keys.resolve(f"dev:0:level{k}").booked == w.booked for k in (5, 6, 7))
-    matched = side_by_side(four.files["ledger.beancount"], four.files["bank_statement.csv"])
+    five = make_task_data("dev:0:level5")
+    w5 = keys.resolve("dev:0:level5")
+    assert five.files == flagged[4].files and five.system_prompt == contract.PROMPTS["append"][0]
+    assert five.prompt == contract.APPEND_USER_PROMPT.format(
+        company=w5.company,
+        month=f"{w5.start:%B %Y}",
+        matched=side_by_side(five.files["ledger.beancount"], five.files["bank_statement.csv"]),
+    )
+    six, seven, eight, nine = (make_task_data(f"dev:0:level{k}") for k in (6, 7, 8, 9))
+    w = keys.resolve("dev:0:level6")
+    assert six.files == seven.files == eight.files == nine.files
+    assert all(keys.resolve(f"dev:0:level{k}").booked == w.booked for k in (7, 8, 9))
+    matched = side_by_side(six.files["ledger.beancount"], six.files["bank_statement.csv"])
     month = f"{w.start:%B %Y}"
-    assert four.system_prompt == contract.PROMPTS["append"][0]
-    assert four.prompt == contract.APPEND_USER_PROMPT.format(company=w.company, month=month, matched=matched)
-    for data, name in ((five, "pair"), (six, "archive"), (seven, "quoted")):
+    assert six.system_prompt == contract.PROMPTS["append"][0]
+    assert six.prompt == contract.APPEND_USER_PROMPT.format(company=w.company, month=month, matched=matched)
+    for data, name in ((seven, "pair"), (eight, "archive"), (nine, "quoted")):
         assert data.system_prompt == contract.PROMPTS[name][0], name
         files = contract.quoted_files(data.files, name)
         assert data.prompt == contract.QUOTED_USER_PROMPT.format(
             company=w.company, month=month, files=files, matched=matched
         ), name
-    # Rungs 8 and 9 serve that world too: the four files quoted without the view, then nothing quoted.
-    eight, nine = make_task_data("dev:0:level8"), make_task_data("dev:0:level9")
-    assert eight.files == nine.files == four.files
-    files = contract.quoted_files(eight.files, "files")
-    assert eight.prompt == contract.FILES_USER_PROMPT.format(company=w.company, month=month, files=files)
-    assert nine.prompt == contract.READ_USER_PROMPT.format(company=w.company, month=month)
-    assert (eight.system_prompt, nine.system_prompt) == (
+    # Rungs 10 and 11 serve that world too: the four files quoted without the view, then nothing quoted.
+    ten, eleven = make_task_data("dev:0:level10"), make_task_data("dev:0:level11")
+    assert ten.files == eleven.files == six.files
+    files = contract.quoted_files(ten.files, "files")
+    assert ten.prompt == contract.FILES_USER_PROMPT.format(company=w.company, month=month, files=files)
+    assert eleven.prompt == contract.READ_USER_PROMPT.format(company=w.company, month=month)
+    assert (ten.system_prompt, eleven.system_prompt) == (
         contract.PROMPTS["files"][0],
         contract.PROMPTS["read"][0],
     )
-    # The quoted files are the files as given, whole: the ledger and the statement at rung 5, the
-    # archive too at rung 6, all four at rungs 7 and 8, none elsewhere; only rungs 1 to 7 show the view.
+    # The quoted files are the files as given, whole: the ledger and the statement at rung 7, the
+    # archive too at rung 8, all four at rungs 9 and 10, none elsewhere; only rungs 1 to 9 show the view.
     quoted = (
-        (five, contract.QUOTED[:2], "two"),
-        (six, contract.QUOTED[:3], "three"),
-        (seven, contract.QUOTED, "four"),
-        (eight, contract.QUOTED, "four"),
-        (four, (), None),
-        (nine, (), None),
+        (seven, contract.QUOTED[:2], "two"),
+        (eight, contract.QUOTED[:3], "three"),
+        (nine, contract.QUOTED, "four"),
+        (ten, contract.QUOTED, "four"),
+        (five, (), None),
+        (six, (), None),
+        (eleven, (), None),
     )
     assert contract.QUOTED == (
         "ledger.beancount",
@@ -248,34 +266,34 @@ def test_the_low_rungs_are_served_their_own_prompts_and_tools(dev_worlds):
         assert all(f"===== {name} =====\n{data.files[name]}" in data.prompt for name in names)
         assert ("quotes" in data.system_prompt) == bool(names)
         assert not names or f"quotes the first {count} as given" in data.system_prompt
-    assert all(": booked once: " in shown.prompt for shown in (four, five, six, seven))
-    assert all(": booked once: " not in other.prompt for other in (eight, nine))
-    # Each of rungs 5 to 7 adds what it quotes to the rung below: its user message is longer than the
+    assert all(": booked once: " in shown.prompt for shown in (five, six, seven, eight, nine))
+    assert all(": booked once: " not in other.prompt for other in (ten, eleven))
+    # Each of rungs 7 to 9 adds what it quotes to the rung below: its user message is longer than the
     # rung below's by more than the file it adds.
     steps = (
-        (four, five, "ledger.beancount"),
-        (five, six, "archive_prior_period.csv"),
-        (six, seven, "policy.md"),
+        (six, seven, "ledger.beancount"),
+        (seven, eight, "archive_prior_period.csv"),
+        (eight, nine, "policy.md"),
     )
     for below, data, name in steps:
         assert len(data.prompt) - len(below.prompt) > len(data.files[name]), name
-    # Rung 10: rung 9's prompts for a month with three lines booked wrongly, the world rung 11 serves
+    # Rung 12: rung 11's prompts for a month with three lines booked wrongly, the world rung 13 serves
     # with the six tools.
-    ten, eleven = make_task_data("dev:0:level10"), make_task_data("dev:0:level11")
-    w10 = keys.resolve("dev:0:level10")
-    assert ten.files == eleven.files and len(ten.fixes) == 3
-    assert ten.prompt == contract.THREE_USER_PROMPT.format(company=w10.company, month=f"{w10.start:%B %Y}")
-    assert ten.system_prompt == contract.PROMPTS["three"][0] and "exactly three lines" in ten.system_prompt
-    for selector in ("dev:0", "dev:0:level11", "dev:0:level12", "dev:0:level13", "bank_recon_001"):
+    twelve, thirteen = make_task_data("dev:0:level12"), make_task_data("dev:0:level13")
+    w12 = keys.resolve("dev:0:level12")
+    assert twelve.files == thirteen.files and len(twelve.fixes) == 3
+    assert twelve.prompt == contract.THREE_USER_PROMPT.format(company=w12.company, month=f"{w12.start:%B %Y}")
+    assert (
+        twelve.system_prompt == contract.PROMPTS["three"][0] and "exactly three lines" in twelve.system_prompt
+    )
+    for selector in ("dev:0", "dev:0:level13", "dev:0:level14", "dev:0:level15", "bank_recon_001"):
         assert make_task_data(selector).system_prompt == contract.SYSTEM_PROMPT, selector
     # Every rule the common prompt states, the low rungs' prompts state too, each naming the tools
     # served beside it (the writers among them in the rule of what is scored).
     rules = contract.SYSTEM_PROMPT.split("Episode rules:")[1]
-    served = {ladder.RUNGS[level]["prompt"]: ladder.RUNGS[level]["tools"] for level in range(1, 11)}
+    served = {ladder.RUNGS[level]["prompt"]: ladder.RUNGS[level]["tools"] for level in range(1, 13)}
     assert served == {
-        "named": "bank",
-        "settled": "bank",
-        "flagged": "bank",
+        **{name: "bank" for name in ("named", "settled", "flagged", "unmarked")},
         **{name: "append" for name in ("append", "pair", "archive", "quoted", "files", "read", "three")},
     }
     writers = {"bank": "correct_bank_line", "append": "book_correction"}
@@ -292,18 +310,19 @@ def test_the_low_rungs_are_served_their_own_prompts_and_tools(dev_worlds):
         for level in LEVELS
     }
     assert {level: t.config.surface for level, (t,) in surfaces.items()} == {
-        **{k: "bank" for k in (1, 2, 3)},
-        **{k: "append" for k in (4, 5, 6, 7, 8, 9, 10)},
-        **{k: "full" for k in (11, 12, 13)},
+        **{k: "bank" for k in range(1, 5)},
+        **{k: "append" for k in range(5, 13)},
+        **{k: "full" for k in (13, 14, 15)},
     }
     (plain,) = LedgerTaskset.toolsets(LedgerConfig.model_construct(selectors=["dev:0", "bank_recon_001"]))
     assert plain.config.surface == "full"
     names = {name: [t["name"] for t in contract.tool_schemas(name)] for name in tools.SURFACES}
     assert names == {name: sorted(published) for name, published in tools.SURFACES.items()}
+    bank, append = "level 1, 2, 3, 4", "level 5, 6, 7, 8, 9, 10, 11, 12"
     mixes = {
-        ("dev:0:level1", "dev:1"): "level 1, 2, 3; every other world",
-        ("dev:0:level10", "dev:1:level11"): "level 4, 5, 6, 7, 8, 9, 10; every other world",
-        ("dev:0:level3", "dev:1:level4"): "level 1, 2, 3; level 4, 5, 6, 7, 8, 9, 10",
+        ("dev:0:level1", "dev:1"): f"{bank}; every other world",
+        ("dev:0:level12", "dev:1:level13"): f"{append}; every other world",
+        ("dev:0:level4", "dev:1:level5"): f"{bank}; {append}",
     }
     for mixed, groups in mixes.items():
         with pytest.raises(
@@ -312,12 +331,17 @@ def test_the_low_rungs_are_served_their_own_prompts_and_tools(dev_worlds):
             LedgerConfig(selectors=list(mixed))
     # The rungs of one surface share a server (asked of the ladder: an installed copy refuses dev
     # worlds at load).
-    assert ladder.surface(["dev:0:level1", "dev:1:level2", "dev:2:level3"]) == "bank"
-    assert ladder.surface([f"dev:1:level{k}" for k in (4, 5, 6, 7, 8, 9, 10)]) == "append"
+    assert ladder.surface([f"dev:{k}:level{k}" for k in range(1, 5)]) == "bank"
+    assert ladder.surface([f"dev:1:level{k}" for k in range(5, 13)]) == "append"
 
 
 @pytest.mark.parametrize(
-    ("level", "kinds"), [(1, {"missing", "duplicate", "wrong_amount"}), (4, set(world.PLANT_KINDS))]
+    ("level", "kinds"),
+    [
+        (1, {"missing", "duplicate", "wrong_amount"}),
+        (5, {"missing", "duplicate", "wrong_amount"}),
+        (6, set(world.PLANT_KINDS)),
+    ],
 )
 def test_each_planted_fix_booked_through_book_correction_scores_one_at_the_low_rungs(level, kinds):
     """The low rungs' tools reach the full score: each world's one fix, given as its parts (the
@@ -335,7 +359,7 @@ def test_each_planted_fix_booked_through_book_correction_scores_one_at_the_low_r
         if world.BANK in fix.fix:
             (other,) = set(fix.fix) - {world.BANK}
             calls.append(("correct_bank_line", (fix.ref, f"{fix.fix[world.BANK]}", other)))
-        assert len(calls) == 2 or level > 3, fix
+        assert len(calls) == 2 or level > 5, fix
         for tool, args in calls:
             toolset = LedgerToolset(tools.LedgerToolsConfig(surface=ladder.RUNGS[level]["tools"]))
             with rollout(LedgerState(files=dict(data.files))) as state:
@@ -346,9 +370,9 @@ def test_each_planted_fix_booked_through_book_correction_scores_one_at_the_low_r
     assert seen == kinds, seen
 
 
-@pytest.mark.parametrize("level", [1, 2, 3])
+@pytest.mark.parametrize("level", [1, 2, 3, 4])
 def test_the_prompts_subtraction_written_out_books_the_correction(level):
-    """Rungs 1 to 3 let A be written as the line's amount minus what the entries carrying its ref post
+    """Rungs 1 to 4 let A be written as the line's amount minus what the entries carrying its ref post
     to the bank, and correct_bank_line works it out: that subtraction, written with the figures as
     the files give them (no entry: minus nothing), scores 1.0 for every kind the rungs plant."""
     seen = set()
@@ -368,18 +392,18 @@ def test_the_prompts_subtraction_written_out_books_the_correction(level):
     assert seen == {"missing", "duplicate", "wrong_amount"}, seen
 
 
-@pytest.mark.parametrize("level", [1, 2, 3, 4, 5, 6, 7])
+@pytest.mark.parametrize("level", range(1, 10))
 def test_the_side_by_side_view_is_read_from_the_files_and_names_no_fix(level):
     """Each statement line with a ref appears once, with every entry carrying its ref and nothing
     else: the view is the statement and the ledger's bank_ref entries, read by beancount's parser,
     with the policy's account for each line at rungs 1 and 2, and at rungs 1 to 3 a line booked once at
-    another amount marked so. Only rung 1 names the line to correct, and then exactly the planted
-    one; no rung names the kind or the fix."""
+    another amount marked so (rung 4 shows rung 3's view without that mark). Only rung 1 names the
+    line to correct, and then exactly the planted one; no rung names the kind or the fix."""
     for n in range(12):
         data = make_task_data(f"dev:{n}:level{level}")
-        if level < 4:
+        if level < 5:
             view = data.prompt.split("what they post:\n\n", 1)[1].split("\n\nBook its", 1)[0]
-        elif level == 4:
+        elif level < 7:
             view = data.prompt.split("carrying its ref:\n\n", 1)[1]
         else:
             view = data.prompt.split("carrying its ref =====\n", 1)[1]

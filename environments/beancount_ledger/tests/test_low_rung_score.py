@@ -1,9 +1,9 @@
 """What the low rungs pay for: locating a discrepancy and setting right what it put wrong, so that the
 books left alone (or nothing written) score 0, a booking of the right line at a wrong amount earns
 more, every honest partial correction more again, and no wholesale booking of statement lines pays.
-Rungs 1 to 3 serve the same worlds under three prompts, so rung 1 stands for them; rung 4 stands for
-rungs 4 to 9 and rung 10 for rungs 10 and 11 the same way; rungs 12 and 13 keep the seed's score, stated in
-the same words as before."""
+Rungs 1 to 5 serve the same worlds under five prompts, so rung 1 stands for them; rung 6 stands for
+rungs 6 to 11 and rung 12 for rungs 12 and 13 the same way; rungs 14 and 15 keep the seed's score, stated
+in the same words as before."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def _statement_refs(data) -> list[tuple[str, str]]:
     return [(row.split(",")[at["ref"]], row.split(",")[at["date"]]) for row in rows if row]
 
 
-@pytest.mark.parametrize("level", [1, 4, 10])
+@pytest.mark.parametrize("level", [1, 6, 12])
 def test_the_reward_orders_behaviour_at_the_low_rungs(level):
     for n in SEEDS:
         data = make_task_data(f"dev:{n}:level{level}")
@@ -53,7 +53,7 @@ def test_the_reward_orders_behaviour_at_the_low_rungs(level):
         assert one_right > wrong_amount, n
 
 
-@pytest.mark.parametrize("level", [1, 4, 10])
+@pytest.mark.parametrize("level", [1, 6, 12])
 def test_booking_statement_lines_wholesale_pays_nothing(level):
     """A token booking carrying each statement line's ref, on every line or on every line but the
     planted ones, earns at most what locating one discrepancy is worth, and usually nothing."""
@@ -75,8 +75,8 @@ def test_booking_statement_lines_wholesale_pays_nothing(level):
 
 @pytest.mark.parametrize("level", sorted(ladder.RUNGS))
 def test_the_policy_says_whose_ledger_is_scored(level):
-    """A rung served a booking tool scores the ledger that tool writes, and its policy says so; rungs 12
-    and 13, served the six tools, keep the seed's sentence, which names write_ledger alone."""
+    """A rung served a booking tool scores the ledger that tool writes, and its policy says so; rungs 14
+    and 15, served the six tools, keep the seed's sentence, which names write_ledger alone."""
     data = make_task_data(f"dev:0:level{level}")
     policy, booking = data.files["policy.md"], ladder.RUNGS[level]["tools"] != "full"
     names_both = (
@@ -90,7 +90,7 @@ def test_the_policy_says_whose_ledger_is_scored(level):
     assert (seed in policy) == (not key_of(data).located_credit), level
 
 
-@pytest.mark.parametrize("level", [12, 13])
+@pytest.mark.parametrize("level", [14, 15])
 def test_the_seeds_months_keep_the_seeds_score(level):
     data = make_task_data(f"dev:0:level{level}")
     policy = data.files["policy.md"]
@@ -100,7 +100,7 @@ def test_the_seeds_months_keep_the_seeds_score(level):
     assert Decimal(str(score(given, key_of(data)).reward)) > 0  # the seed's score pays the books left alone
 
 
-@pytest.mark.parametrize("level", [1, 4, 10])
+@pytest.mark.parametrize("level", [1, 6, 12])
 def test_the_entitlement_oracle_bounds_the_low_rungs_by_their_own_score(level):
     """Honest corrections of the first k discrepancies never score above what the oracle entitles
     them to, the whole correction exactly that; the oracle reads the world, never the ledger."""

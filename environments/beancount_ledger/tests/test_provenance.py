@@ -28,8 +28,8 @@ WORLDS = {
     "bank_recon_001": world.bank_recon_001,
     "dev:0": lambda: world.generate(0),
     "dev:7": lambda: world.generate(7),
-    "dev:3:level4": lambda: world.generate(3, profile=ladder.profile(4)),
-    "dev:0:level12": lambda: world.generate(0, profile=ladder.profile(12)),
+    "dev:3:level6": lambda: world.generate(3, profile=ladder.profile(6)),
+    "dev:0:level14": lambda: world.generate(0, profile=ladder.profile(14)),
     "hard:3": lambda: world.generate(3, hard=True),
 }
 FORGED = ("forged_lineno_plug", "forged_filename_plug", "pushmeta_lineno_plug", "posting_reserved_meta")

@@ -1,11 +1,13 @@
-"""What rungs 1 to 10 pay a booking rule that skips part of the work.
+"""What rungs 1 to 12 pay a booking rule that skips part of the work.
 
-The three rungs serve one world under three views (`contract.VIEWS`), and each marks the line booked
+Rungs 1 to 3 serve one world under three views (`contract.VIEWS`), and each marks the line booked
 other than once at its amount (rung 1 names it), so finding the line is reading the view; the work
 left is the booking: its amount (the line itself, one booking reversed, or the difference between the
 line and its booking) and the account it settles (shown beside each line at rungs 1 and 2, by the
-prompt's rule at rung 3). The search generates every rule over those choices, each alone or together
-(the line: the marked one, or one picked by layout; the amount: as the statement shows it, reversed,
+prompt's rule at rung 3; rungs 4 and 5 serve the same worlds, rung 4 without the mark, rung 5 with
+book_correction, which books each of these corrections too). The search generates every rule over
+those choices, each alone or together (the line: the marked one, or one picked by layout; the amount:
+as the statement shows it, reversed,
 or by the view's label, which is the line's amount less what its bookings post to the bank; the
 account: each account of the chart, or by the line's description as the prompt says), appends its one
 correction as the rung's tool writes it (``correct_bank_line``'s `correction.bank_entry`, dated from
@@ -13,8 +15,8 @@ the statement), and scores it.
 Only the prompt's rule earns the full score; every other earns at most what the scripted audit
 erring on 3 corrections in 10 does, and a rule that skips the amount, the account or the line earns at
 most half the score.
-The same rules at rung 4 (one discrepancy of the five standard kinds, the plain view; rungs 5 to 9 serve
-its worlds with files quoted, then without the view) and rung 10 (three of them; rung 11 serves its
+The same rules at rung 6 (one discrepancy of the five standard kinds, the plain view; rungs 7 to 11 serve
+its worlds with files quoted, then without the view) and rung 12 (three of them; rung 13 serves its
 worlds with the six tools) book one line where the view marks none: a
 line is marked when its bookings post other than its amount to the bank, which also marks the prior
 period's cheque where it rightly clears unbooked, and a wrong account or that cheque booked again
@@ -51,7 +53,7 @@ SETTLES = {
 }
 """The account each kind of statement line settles, by the first word of its description, as the
 rung-3 prompt states it (and the view of rungs 1 and 2 shows it); a cheque, which only the months of
-rungs 4 to 10 have (the prior period's, paying a bill), settles payables."""
+rungs 6 to 13 have (the prior period's, paying a bill), settles payables."""
 BANK = "Assets:Bank:Operating"
 LINES = ("marked", "first", "last", "largest")
 SIGNS = ("as shown", "reversed", "by label")
@@ -160,7 +162,7 @@ def test_a_line_picked_by_layout_earns_at_most_the_located_share(means):
     assert max(layout.values()) <= 0.2, max(layout, key=layout.get)
 
 
-@pytest.mark.parametrize("level", [4, 10])
+@pytest.mark.parametrize("level", [6, 12])
 def test_above_rung_three_no_rule_earns_more_than_noisy_or_half(level):
     worlds = [make_task_data(f"dev:{n}:level{level}") for n in range(24)]
     means = _means(worlds)

@@ -32,7 +32,7 @@ def _metrics(data, ledger) -> dict[str, float]:
 
 def test_every_trace_has_every_skill_metric_with_its_fixed_name():
     names = set()
-    for selector in ("bank_recon_001", "dev:2", "dev:2:level1", "dev:2:level13"):
+    for selector in ("bank_recon_001", "dev:2", "dev:2:level1", "dev:2:level15"):
         data = make_task_data(selector)
         for ledger in (None, data.files["ledger.beancount"], answer.golden_ledger(data)):
             metrics = _metrics(data, ledger)
@@ -42,7 +42,7 @@ def test_every_trace_has_every_skill_metric_with_its_fixed_name():
 
 
 def test_skill_metrics_count_what_was_planted_and_resolved():
-    data = make_task_data("dev:2:level13")
+    data = make_task_data("dev:2:level15")
     golden = _metrics(data, answer.golden_ledger(data))
     assert {k: golden[f"has_{k}"] for k in SKILL_KINDS} == {k: 1.0 for k in world.HARD_KINDS}
     assert all(golden[f"resolved_{k}"] == 1.0 for k in SKILL_KINDS) and golden["balances_hit_share"] == 1.0
@@ -87,7 +87,7 @@ def _episode(policy, data) -> list:
     raise AssertionError("the episode never submitted")
 
 
-@pytest.mark.parametrize("selector", ["bank_recon_001", "dev:7", "dev:7:level13"])
+@pytest.mark.parametrize("selector", ["bank_recon_001", "dev:7", "dev:7:level15"])
 def test_noisy_at_zero_is_the_reference_turn_for_turn(selector):
     data = make_task_data(selector)
     reference = _episode(baselines.reference, data)
@@ -95,7 +95,7 @@ def test_noisy_at_zero_is_the_reference_turn_for_turn(selector):
 
 
 def test_noisy_decides_the_same_on_every_turn_of_a_rollout():
-    data = make_task_data("dev:7:level13")
+    data = make_task_data("dev:7:level15")
     # The endpoint hands every turn an rng seeded the same: each call redraws the same decisions.
     replies = _episode(lambda c: baselines.noisy(c, 0.5, random.Random(3)), data)
     written = [c.arguments["text"] for r in replies for c in r if c.name == "write_ledger"]
@@ -106,7 +106,7 @@ def test_noisy_decides_the_same_on_every_turn_of_a_rollout():
 
 
 def test_the_noisy_mean_falls_with_p():
-    tasks = [make_task_data(s) for s in ("bank_recon_001", *(f"dev:{n}" for n in range(6)), "dev:1:level13")]
+    tasks = [make_task_data(s) for s in ("bank_recon_001", *(f"dev:{n}" for n in range(6)), "dev:1:level15")]
     means = []
     for p in (0.0, 0.2, 0.5, 1.0):
         rewards = []
