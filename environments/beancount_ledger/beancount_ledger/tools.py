@@ -144,7 +144,7 @@ SURFACES: dict[str, tuple[str, ...]] = {
     "append": ("read_file", "run_beancount", "write_ledger", "book_correction", "submit"),
     "bank": ("read_file", "run_beancount", "write_ledger", "correct_bank_line", "submit"),
 }
-"""The tools a server publishes, by surface: ``full`` (the six tools, every rung above the tenth,
+"""The tools a server publishes, by surface: ``full`` (the six tools, every rung above the twelfth,
 the shipped and hard worlds), ``append`` (rungs 5 to 12: the files are named in the prompt, so no
 listing or search; ``book_correction`` appends one correcting transaction from its parts, so the
 model neither copies the ledger nor writes Beancount syntax) and ``bank`` (rungs 1 to 4: the same
